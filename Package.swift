@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// One C module per GStreamer pkg-config file, each with the Debian package that provides it.
+let cModules: [(name: String, pkgConfig: String, apt: String)] = [
+  ("CGStreamer", "gstreamer-1.0", "libgstreamer1.0-dev"),
+  ("CGStreamerApp", "gstreamer-app-1.0", "libgstreamer-plugins-base1.0-dev"),
+  ("CGStreamerVideo", "gstreamer-video-1.0", "libgstreamer-plugins-base1.0-dev"),
+  ("CGStreamerAudio", "gstreamer-audio-1.0", "libgstreamer-plugins-base1.0-dev"),
+  ("CGStreamerRTP", "gstreamer-rtp-1.0", "libgstreamer-plugins-base1.0-dev"),
+  ("CGStreamerSDP", "gstreamer-sdp-1.0", "libgstreamer-plugins-base1.0-dev"),
+  ("CGStreamerNet", "gstreamer-net-1.0", "libgstreamer1.0-dev"),
+]
+
+let package = Package(
+  name: "Revue",
+  products: [
+    .library(name: "GStreamer", targets: ["GStreamer"]),
+    .library(name: "RevueSDK", targets: ["RevueSDK"]),
+    .executable(name: "revue", targets: ["revue"]),
+  ],
+  targets: cModules.map {
+    .systemLibrary(name: $0.name, pkgConfig: $0.pkgConfig, providers: [.apt([$0.apt])])
+  } + [
+    .target(name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) }),
+    .target(name: "RevueSDK", dependencies: ["GStreamer"]),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK"]),
+    .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
+    .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
+    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+// The C API of GStreamer's audio library, for the GStreamer Swift module.
+#include <gst/audio/audio.h>

@@ -1,0 +1,2 @@
+// The C API of GStreamer's video library, for the GStreamer Swift module.
+#include <gst/video/video.h>

@@ -1,0 +1,120 @@
+internal import CGStreamer
+
+/// A top-level bin with a clock and a bus: what runs.
+///
+/// Its bus is read without a GLib main loop: messages arrive through ``Bus/messages(_:)`` and
+/// ``Bus/addSyncHandler(_:)`` from the threads that post them.
+/// The corresponding C type is `GstPipeline`.
+public final class Pipeline: Bin, @unchecked Sendable {
+  /// Wraps a pipeline and starts dispatching its bus.
+  required init(retaining pointer: UnsafeMutableRawPointer) {
+    super.init(retaining: pointer)
+    attachBus()
+  }
+
+  /// Adopts a pipeline and starts dispatching its bus.
+  required init(adopting pointer: UnsafeMutableRawPointer) {
+    super.init(adopting: pointer)
+    attachBus()
+  }
+
+  private func attachBus() {
+    let bus = gst_pipeline_get_bus(rawPointer.assumingMemoryBound(to: GstPipeline.self))!
+    defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+    BusDispatcher.attach(to: bus)
+  }
+
+  /// A new, empty pipeline.
+  ///
+  /// The corresponding C function is `gst_pipeline_new`.
+  public convenience init(name: String? = nil) {
+    Gst.ensureInitialized()
+    self.init(retaining: UnsafeMutableRawPointer(gst_pipeline_new(name)))
+  }
+
+  /// Builds a pipeline from a `gst-launch-1.0` description, such as
+  /// `videotestsrc num-buffers=10 ! videoconvert ! fakesink`.
+  ///
+  /// The corresponding C function is `gst_parse_launch_full`, with fatal errors.
+  /// - Throws: ``GStreamerError/elementNotFound(factory:package:)`` when the description names an
+  ///   element that is not installed, or ``GStreamerError/parseFailed(description:error:)`` with
+  ///   GStreamer's parse error (a syntax error, an unknown property, an impossible link).
+  public convenience init(parsing description: String) throws(GStreamerError) {
+    Gst.ensureInitialized()
+    var error: UnsafeMutablePointer<GError>?
+    let context = gst_parse_context_new()
+    defer { gst_parse_context_free(context) }
+    let parsed = gst_parse_launch_full(description, context, GST_PARSE_FLAG_FATAL_ERRORS, &error)
+    if let missing = gst_parse_context_get_missing_elements(context) {
+      defer { g_strfreev(missing) }
+      if let first = missing[0] {
+        error.map { g_error_free($0) }
+        parsed.map { gst_object_unref(UnsafeMutableRawPointer($0)) }
+        let factory = String(cString: first)
+        throw .elementNotFound(factory: factory, package: PluginPackages.package(providing: factory))
+      }
+    }
+    if let error {
+      parsed.map { gst_object_unref(UnsafeMutableRawPointer($0)) }
+      throw .parseFailed(description: description, error: GLibError(consuming: error))
+    }
+    guard let parsed else {
+      throw .parseFailed(
+        description: description,
+        error: GLibError(domain: "gst_parse_error", code: 0, message: "the description made no element"))
+    }
+    let element = UnsafeMutableRawPointer(parsed)
+    if g_type_is_a(cgst_instance_type(element), cgst_type_pipeline()) != 0 {
+      self.init(adopting: element)
+    } else {
+      // A single element or a bin: put it in a pipeline of its own.
+      self.init(name: nil)
+      _ = gst_bin_add(binPointer, parsed)
+    }
+  }
+
+  /// The pipeline's bus.
+  ///
+  /// The corresponding C function is `gst_pipeline_get_bus`.
+  public var bus: Bus {
+    Bus(adopting: UnsafeMutableRawPointer(gst_pipeline_get_bus(rawPointer.assumingMemoryBound(to: GstPipeline.self))))
+  }
+
+  /// Starts playing (returns while sinks may still be prerolling).
+  /// - Throws: ``GStreamerError/stateChangeFailed(element:target:error:)`` with the error posted on the bus.
+  public func play() throws(GStreamerError) { try setState(.playing) }
+
+  /// Stops, releasing every resource (state ``Element/State/null``). Never fails for a well-formed pipeline.
+  public func stop() {
+    _ = gst_element_set_state(elementPointer, GST_STATE_NULL)
+  }
+
+  /// Plays until end of stream, then stops.
+  ///
+  /// - Parameter timeout: how long to wait for EOS; nil waits as long as it takes.
+  /// - Throws: ``GStreamerError/bus(_:)`` with the first error posted, the state-change errors of
+  ///   ``play()``, or ``GStreamerError/timedOut(_:after:)`` when EOS did
+  ///   not come in time; `CancellationError` when the task is cancelled.
+  public func playUntilEndOfStream(timeout: Duration? = nil) async throws {
+    let messages = bus.messages([.eos, .error])
+    defer { stop() }
+    try play()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await message in messages {
+          if case .error(let error) = message.kind { throw GStreamerError.bus(error) }
+          if case .eos = message.kind { return }
+        }
+        try Task.checkCancellation()
+      }
+      if let timeout {
+        group.addTask {
+          try await Task.sleep(for: timeout)
+          throw GStreamerError.timedOut("\(self.name) reaching end of stream", after: timeout)
+        }
+      }
+      try await group.next()
+      group.cancelAll()
+    }
+  }
+}

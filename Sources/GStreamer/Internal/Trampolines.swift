@@ -1,0 +1,24 @@
+internal import CGStreamer
+
+/// The C callbacks of this module. They live outside any actor: GStreamer calls them on its own
+/// threads, and a closure formed inside `@MainActor` code would trap there.
+enum Trampolines {
+  /// Releases a retained ``BusDispatcher`` (sync-handler and object-data destroy notify).
+  static let releaseBusDispatcher: GDestroyNotify = { userData in
+    Unmanaged<BusDispatcher>.fromOpaque(userData!).release()
+  }
+
+  /// Delivers a bus message to the dispatcher; drops it from the bus when someone received it.
+  static let busSyncHandler: GstBusSyncHandler = { _, message, userData in
+    let dispatcher = Unmanaged<BusDispatcher>.fromOpaque(userData!).takeUnretainedValue()
+    return dispatcher.dispatch(message!) ? GST_BUS_DROP : GST_BUS_PASS
+  }
+}
+
+extension Trampolines {
+  /// Runs and releases the ``ReleaseBox`` of wrapped buffer memory.
+  static let releaseWrappedMemory: GDestroyNotify = { userData in
+    let box = Unmanaged<ReleaseBox>.fromOpaque(userData!).takeRetainedValue()
+    box.release()
+  }
+}
