@@ -23,7 +23,7 @@ let package = Package(
     .systemLibrary(name: $0.name, pkgConfig: $0.pkgConfig, providers: [.apt([$0.apt])])
   } + [
     .target(name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) }),
-    .target(name: "RevueSDK", dependencies: ["GStreamer"]),
+    .target(name: "RevueSDK", dependencies: ["GStreamer"], resources: [.copy("Resources/Cameras")]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK"]),
     .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),

@@ -24,7 +24,11 @@ public final class Bus: Object, @unchecked Sendable {
   ) -> AsyncStream<Message> {
     let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: bufferingPolicy)
     let dispatcher = self.dispatcher
-    let token = dispatcher.subscribe(types) { continuation.yield($0) } onEnd: { continuation.finish() }
+    let token = dispatcher.subscribe(types) {
+      continuation.yield($0)
+    } onEnd: {
+      continuation.finish()
+    }
     continuation.onTermination = { _ in dispatcher.unsubscribe(token) }
     return stream
   }
@@ -60,7 +64,9 @@ public final class Bus: Object, @unchecked Sendable {
   ///
   /// The corresponding C function is `gst_bus_timed_pop_filtered`.
   public func pop(_ types: Message.Types = .all, timeout: Duration = .zero) -> Message? {
-    gst_bus_timed_pop_filtered(busPointer, ClockTime(timeout).rawValue, GstMessageType(rawValue: Int32(bitPattern: types.rawValue)))
-      .map { Message(adopting: $0) }
+    gst_bus_timed_pop_filtered(
+      busPointer, ClockTime(timeout).rawValue, GstMessageType(rawValue: Int32(bitPattern: types.rawValue))
+    )
+    .map { Message(adopting: $0) }
   }
 }

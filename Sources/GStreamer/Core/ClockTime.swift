@@ -51,7 +51,8 @@ public struct ClockTime: Sendable, Hashable, Comparable, CustomStringConvertible
     let second: UInt64 = 1_000_000_000
     let total = nanoseconds / second
     let fraction = String(nanoseconds % second)
-    return "\(total / 3600):\(pad(total / 60 % 60)):\(pad(total % 60)).\(String(repeating: "0", count: 9 - fraction.count))\(fraction)"
+    return
+      "\(total / 3600):\(pad(total / 60 % 60)):\(pad(total % 60)).\(String(repeating: "0", count: 9 - fraction.count))\(fraction)"
   }
 
   private func pad(_ value: UInt64) -> String { value < 10 ? "0\(value)" : "\(value)" }

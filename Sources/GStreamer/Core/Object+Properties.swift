@@ -91,7 +91,9 @@ extension Object {
     defer { g_value_unset(&gvalue) }
     let parsed =
       spec.pointee.value_type == cgst_type_string()
-      ? { g_value_set_string(&gvalue, text); return true }() : gst_value_deserialize(&gvalue, text) != 0
+      ? {
+        g_value_set_string(&gvalue, text); return true
+      }() : gst_value_deserialize(&gvalue, text) != 0
     guard parsed else {
       throw .invalidPropertyValue(
         element: name, property: property, value: text,

@@ -1,12 +1,12 @@
 internal import CGStreamer
 internal import CGStreamerApp
 
+// Safety: GstObject reference counting is atomic, and every accessor goes through GStreamer's
+// thread-safe API (object lock or atomic fields), so instances may be shared across threads.
 /// A GStreamer object (element, pad, bus, device…): one Swift reference owns one GStreamer reference.
 ///
 /// Several Swift wrappers may stand for the same GStreamer object; they compare equal.
 /// The corresponding C type is `GstObject`.
-// Safety: GstObject reference counting is atomic, and every accessor goes through GStreamer's
-// thread-safe API (object lock or atomic fields), so instances may be shared across threads.
 public class Object: @unchecked Sendable, Hashable, CustomStringConvertible {
   /// The owned reference.
   let objectPointer: UnsafeMutablePointer<GstObject>

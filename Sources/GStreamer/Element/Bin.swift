@@ -29,7 +29,8 @@ public class Bin: Element, @unchecked Sendable {
         throw .binOperationFailed(bin: name, element: element.name, reason: "already in \(parent.name)")
       }
       if gst_bin_get_by_name(binPointer, element.name).map({ gst_object_unref(UnsafeMutableRawPointer($0)) }) != nil {
-        throw .binOperationFailed(bin: name, element: element.name, reason: "an element of that name is already in the bin")
+        throw .binOperationFailed(
+          bin: name, element: element.name, reason: "an element of that name is already in the bin")
       }
       guard gst_bin_add(binPointer, element.elementPointer) != 0 else {
         throw .binOperationFailed(bin: name, element: element.name, reason: "the bin refused the element")

@@ -1,5 +1,5 @@
-import Dispatch
 internal import CGStreamer
+import Dispatch
 
 /// A GStreamer element: a source, filter, encoder, sink… made by factory name.
 ///
@@ -72,8 +72,9 @@ public class Element: Object, @unchecked Sendable {
 
   /// The name of the factory that made the element, such as `videotestsrc`.
   public var factoryName: String? {
-    guard let factory = gst_element_get_factory(elementPointer), let name = gst_object_get_name(
-      UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
+    guard let factory = gst_element_get_factory(elementPointer),
+      let name = gst_object_get_name(
+        UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
     else { return nil }
     defer { g_free(name) }
     return String(cString: name)
@@ -125,7 +126,8 @@ public class Element: Object, @unchecked Sendable {
   public func changeState(to state: State, timeout: Duration = .seconds(10)) async throws(GStreamerError) {
     let result: Result<Void, GStreamerError> = await withCheckedContinuation { continuation in
       Element.stateQueue.async {
-        continuation.resume(returning: Result { () throws(GStreamerError) in try self.changeStateBlocking(to: state, timeout: timeout) })
+        continuation.resume(
+          returning: Result { () throws(GStreamerError) in try self.changeStateBlocking(to: state, timeout: timeout) })
       }
     }
     try result.get()

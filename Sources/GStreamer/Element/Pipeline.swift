@@ -45,17 +45,13 @@ public final class Pipeline: Bin, @unchecked Sendable {
     let context = gst_parse_context_new()
     defer { gst_parse_context_free(context) }
     let parsed = gst_parse_launch_full(description, context, GST_PARSE_FLAG_FATAL_ERRORS, &error)
-    if let missing = gst_parse_context_get_missing_elements(context) {
-      defer { g_strfreev(missing) }
-      if let first = missing[0] {
-        error.map { g_error_free($0) }
-        parsed.map { gst_object_unref(UnsafeMutableRawPointer($0)) }
-        let factory = String(cString: first)
-        throw .elementNotFound(factory: factory, package: PluginPackages.package(providing: factory))
-      }
-    }
     if let error {
       parsed.map { gst_object_unref(UnsafeMutableRawPointer($0)) }
+      let missing = Self.missingElements(context)
+      if error.pointee.code == GST_PARSE_ERROR_NO_SUCH_ELEMENT.rawValue, let factory = missing.first {
+        g_error_free(error)
+        throw .elementNotFound(factory: factory, package: PluginPackages.package(providing: factory))
+      }
       throw .parseFailed(description: description, error: GLibError(consuming: error))
     }
     guard let parsed else {
@@ -71,6 +67,19 @@ public final class Pipeline: Bin, @unchecked Sendable {
       self.init(name: nil)
       _ = gst_bin_add(binPointer, parsed)
     }
+  }
+
+  /// The elements a parse needed and did not find.
+  private static func missingElements(_ context: OpaquePointer?) -> [String] {
+    guard let names = gst_parse_context_get_missing_elements(context) else { return [] }
+    defer { g_strfreev(names) }
+    var result: [String] = []
+    var index = 0
+    while let name = names[index] {
+      result.append(String(cString: name))
+      index += 1
+    }
+    return result
   }
 
   /// The pipeline's bus.

@@ -136,7 +136,9 @@ extension Value {
         var element = GValue()
         defer { g_value_unset(&element) }
         try item.write(into: &element, as: item.naturalType)
-        if type == cgst_type_list() { gst_value_list_append_value(gvalue, &element) } else {
+        if type == cgst_type_list() {
+          gst_value_list_append_value(gvalue, &element)
+        } else {
           gst_value_array_append_value(gvalue, &element)
         }
       }
@@ -172,7 +174,9 @@ extension Value {
       switch self {
       case .double, .int, .uint:
         guard let number = Double(value: self) else { throw .invalid("not exactly representable as a double") }
-        if fundamental == cgst_type_float() { g_value_set_float(gvalue, Float(number)) } else {
+        if fundamental == cgst_type_float() {
+          g_value_set_float(gvalue, Float(number))
+        } else {
           g_value_set_double(gvalue, number)
         }
       default: throw .typeMismatch

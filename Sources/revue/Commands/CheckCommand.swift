@@ -44,7 +44,8 @@ struct CheckCommand {
     let present = statuses.filter(\.isInstalled).count
     print("")
     print("\(present) of \(statuses.count) elements present")
-    print("test pipeline: \(selfTest.framesReceived) frames through VP8 and RTP and back (\(selfTest.caps ?? "no caps"))")
+    print(
+      "test pipeline: \(selfTest.framesReceived) frames through VP8 and RTP and back (\(selfTest.caps ?? "no caps"))")
   }
 
   private func printJSON(_ statuses: [NodeElements.Status], _ selfTest: NodeElements.SelfTest) {

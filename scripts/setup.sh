@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs every Debian package Revue needs to build, run and test, and nothing when all are there.
+# Idempotent: it runs apt-get (and apt-get update) only when a package is missing.
+# The Swift toolchain itself (swift 6) is expected on PATH, as on the project's machines.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  # GStreamer's C API for the GStreamer Swift module (core, base, app, video, audio, rtp, sdp, net, check).
+  libgstreamer1.0-dev
+  libgstreamer-plugins-base1.0-dev
+  # The elements the node's pipelines use (revue check lists them) and the command-line tools.
+  gstreamer1.0-tools
+  gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly
+  gstreamer1.0-libav
+  gstreamer1.0-nice
+  gstreamer1.0-x
+  gstreamer1.0-gl
+  gstreamer1.0-alsa
+  gstreamer1.0-pulseaudio
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [ "$status" = "install ok installed" ] || missing+=("$package")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  log=$(mktemp)
+  if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: apt-get failed" >&2
+    exit 1
+  fi
+  rm -f "$log"
+fi
+
+command -v swift >/dev/null || { echo "setup: swift 6 is not on PATH (install the Swift toolchain)" >&2; exit 1; }
