@@ -29,7 +29,7 @@ public final class Bus: Object, @unchecked Sendable {
     } onEnd: {
       continuation.finish()
     }
-    continuation.onTermination = { _ in dispatcher.unsubscribe(token) }
+    continuation.onTermination = { [weak dispatcher] _ in dispatcher?.unsubscribe(token) }
     return stream
   }
 

@@ -41,12 +41,12 @@ final class BusDispatcher: Sendable {
     attachLock.withLock { _ in
       if let existing = existing(on: bus) { return existing }
       let dispatcher = BusDispatcher(bus: bus)
+      // The bus's object data owns the dispatcher and ends its streams when the bus is finalized;
+      // the sync handler borrows it, as the bus cannot post once finalized.
       g_object_set_qdata_full(
         UnsafeMutableRawPointer(bus).assumingMemoryBound(to: GObject.self), quark,
         Unmanaged.passRetained(dispatcher).toOpaque(), Trampolines.releaseBusDispatcher)
-      gst_bus_set_sync_handler(
-        bus, Trampolines.busSyncHandler, Unmanaged.passRetained(dispatcher).toOpaque(),
-        Trampolines.releaseBusDispatcher)
+      gst_bus_set_sync_handler(bus, Trampolines.busSyncHandler, Unmanaged.passUnretained(dispatcher).toOpaque(), nil)
       return dispatcher
     }
   }
@@ -58,7 +58,8 @@ final class BusDispatcher: Sendable {
     }
   }
 
-  deinit {
+  /// Ends every subscription: the bus is going away.
+  func finish() {
     let subscribers = state.withLock { state in
       defer { state.subscribers.removeAll() }
       return Array(state.subscribers.values)

@@ -3,9 +3,10 @@ internal import CGStreamer
 /// The C callbacks of this module. They live outside any actor: GStreamer calls them on its own
 /// threads, and a closure formed inside `@MainActor` code would trap there.
 enum Trampolines {
-  /// Releases a retained ``BusDispatcher`` (sync-handler and object-data destroy notify).
+  /// Ends the streams of a bus's ``BusDispatcher`` and releases it (the bus's object-data destroy notify).
   static let releaseBusDispatcher: GDestroyNotify = { userData in
-    Unmanaged<BusDispatcher>.fromOpaque(userData!).release()
+    let dispatcher = Unmanaged<BusDispatcher>.fromOpaque(userData!).takeRetainedValue()
+    dispatcher.finish()
   }
 
   /// Delivers a bus message to the dispatcher; drops it from the bus when someone received it.
