@@ -43,23 +43,31 @@ public enum LeaksTracer {
     cgst_signal_emit_returning_pointer(tracer, "activity-stop-tracking", &unused)
   }
 
-  /// Objects created since tracking started or since the previous checkpoint, and still alive,
-  /// counted by type name (`GstBuffer`, `GstPipeline`…); nil when the tracer is not active.
+  /// Objects created since tracking started (or since the previous checkpoint) and not destroyed
+  /// since, counted by type name (`GstBuffer`, `GstPipeline`…); nil when the tracer is not active.
+  ///
+  /// The tracer records created and destroyed objects by address, so an object destroyed and
+  /// another created at the same address count as one destroyed: the result can only undercount.
   public static func checkpoint() -> [String: Int]? {
     guard let tracer = tracer() else { return nil }
     var result: gpointer?
     cgst_signal_emit_returning_pointer(tracer, "activity-get-checkpoint", &result)
     guard let result else { return [:] }
     let structure = Structure(adopting: result.assumingMemoryBound(to: GstStructure.self))
-    return counts(structure["objects-created-list"])
-  }
-
-  private static func counts(_ list: Value?) -> [String: Int] {
-    guard case .list(let entries) = list else { return [:] }
+    let removed = Set(entries(structure["objects-removed-list"]).map(\.address))
     var counts: [String: Int] = [:]
-    for case .structure(let entry) in entries {
-      counts[entry.get("type-name", as: String.self) ?? "?", default: 0] += 1
+    for (type, address) in entries(structure["objects-created-list"]) where !removed.contains(address) {
+      counts[type, default: 0] += 1
     }
     return counts
+  }
+
+  /// The type name and address of each object in a checkpoint list.
+  private static func entries(_ list: Value?) -> [(type: String, address: String)] {
+    guard case .list(let items) = list else { return [] }
+    return items.compactMap { item in
+      guard case .structure(let entry) = item else { return nil }
+      return (entry.get("type-name", as: String.self) ?? "?", entry.get("address", as: String.self) ?? "?")
+    }
   }
 }

@@ -10,9 +10,12 @@ enum Trampolines {
   }
 
   /// Delivers a bus message to the dispatcher; drops it from the bus when someone received it.
+  /// A sync handler that returns `GST_BUS_DROP` owns the message's reference and must release it.
   static let busSyncHandler: GstBusSyncHandler = { _, message, userData in
     let dispatcher = Unmanaged<BusDispatcher>.fromOpaque(userData!).takeUnretainedValue()
-    return dispatcher.dispatch(message!) ? GST_BUS_DROP : GST_BUS_PASS
+    guard dispatcher.dispatch(message!) else { return GST_BUS_PASS }
+    gst_message_unref(message)
+    return GST_BUS_DROP
   }
 }
 
