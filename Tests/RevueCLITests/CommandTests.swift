@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+@testable import revue
+
+@Suite struct CommandParsingTests {
+  @Test func noArgumentsRunsTheMainJob() throws {
+    #expect(try Command.parse([]) == .check(json: false))
+  }
+
+  @Test func checkWithJSON() throws {
+    #expect(try Command.parse(["check"]) == .check(json: false))
+    #expect(try Command.parse(["check", "--json"]) == .check(json: true))
+  }
+
+  @Test func helpEverywhere() throws {
+    #expect(try Command.parse(["help"]) == .help)
+    #expect(try Command.parse(["--help"]) == .help)
+    #expect(try Command.parse(["check", "--help"]) == .help)
+  }
+
+  @Test func unknownCommandOrOptionIsAUsageError() {
+    #expect(throws: UsageError(description: "unknown command 'fly'")) { try Command.parse(["fly"]) }
+    #expect(throws: UsageError(description: "check: unknown option '--fast'")) { try Command.parse(["check", "--fast"]) }
+  }
+
+  @Test func exitCodes() async {
+    #expect(await RevueCommand.run(["fly"]) == .usage)
+    #expect(await RevueCommand.run(["help"]) == .success)
+  }
+}
+
+/// Runs the built `revue` executable, as a user would.
+@Suite(.timeLimit(.minutes(1))) struct RevueExecutableTests {
+  /// The `revue` binary that `swift build` put beside the test binary.
+  static var executable: URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+      .appendingPathComponent("revue")
+  }
+
+  private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+    let process = Process()
+    process.executableURL = Self.executable
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    try process.run()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = error.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+  }
+
+  @Test func checkReportsVersionElementsAndATestPipeline() throws {
+    let result = try run(["check"])
+    #expect(result.status == 0, "\(result.error)")
+    #expect(result.output.hasPrefix("GStreamer 1."))
+    #expect(result.output.contains("vp8enc"))
+    #expect(result.output.contains("test pipeline: 30 frames"))
+  }
+
+  @Test func checkAsJSON() throws {
+    let result = try run(["check", "--json"])
+    #expect(result.status == 0, "\(result.error)")
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+    #expect((object["gstreamer"] as? String)?.hasPrefix("1.") == true)
+    let elements = try #require(object["elements"] as? [[String: Any]])
+    #expect(elements.contains { $0["factory"] as? String == "rtpbin" && $0["present"] as? Bool == true })
+    #expect((object["selfTest"] as? [String: Any])?["framesReceived"] as? Int == 30)
+  }
+
+  @Test func usageErrorExitsWithTwoAndOneLine() throws {
+    let result = try run(["fly"])
+    #expect(result.status == 2)
+    #expect(result.error.hasPrefix("revue: unknown command 'fly'\n"))
+  }
+}
