@@ -4,6 +4,7 @@ import PackageDescription
 /// One C module per GStreamer pkg-config file, each with the Debian package that provides it.
 let cModules: [(name: String, pkgConfig: String, apt: String)] = [
   ("CGStreamer", "gstreamer-1.0", "libgstreamer1.0-dev"),
+  ("CGStreamerBase", "gstreamer-base-1.0", "libgstreamer1.0-dev"),
   ("CGStreamerApp", "gstreamer-app-1.0", "libgstreamer-plugins-base1.0-dev"),
   ("CGStreamerVideo", "gstreamer-video-1.0", "libgstreamer-plugins-base1.0-dev"),
   ("CGStreamerAudio", "gstreamer-audio-1.0", "libgstreamer-plugins-base1.0-dev"),
@@ -23,10 +24,13 @@ let package = Package(
     .systemLibrary(name: $0.name, pkgConfig: $0.pkgConfig, providers: [.apt([$0.apt])])
   } + [
     .target(name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) }),
-    .target(name: "RevueSDK", dependencies: ["GStreamer"], resources: [.copy("Resources/Cameras")]),
+    .target(
+      name: "RevueSDK", dependencies: ["GStreamer"],
+      resources: [.copy("Resources/Cameras"), .copy("Resources/Pipelines")]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK"]),
     .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
+    .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK"]),
   ],
   swiftLanguageModes: [.v6]

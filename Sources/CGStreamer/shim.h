@@ -54,11 +54,12 @@ static inline GParamSpec *cgst_find_property(gpointer object, const gchar *name)
   return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
 }
 
-// MARK: - Element messages (GST_ELEMENT_ERROR is a macro over gst_element_message_full)
+// MARK: - Element messages (GST_ELEMENT_ERROR and GST_ELEMENT_WARNING are macros over gst_element_message_full)
 
-static inline void cgst_element_post_error(GstElement *element, const gchar *text, const gchar *debug) {
-  gst_element_message_full(element, GST_MESSAGE_ERROR, GST_CORE_ERROR, GST_CORE_ERROR_FAILED,
-                           g_strdup(text), g_strdup(debug), __FILE__, G_STRFUNC, __LINE__);
+static inline void cgst_element_post_message(GstElement *element, GstMessageType type, const gchar *text,
+                                             const gchar *debug) {
+  gst_element_message_full(element, type, GST_CORE_ERROR, GST_CORE_ERROR_FAILED, g_strdup(text), g_strdup(debug),
+                           __FILE__, G_STRFUNC, __LINE__);
 }
 
 // MARK: - Signals (g_signal_connect is a macro; g_signal_emit_by_name is variadic)

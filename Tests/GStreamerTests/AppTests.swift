@@ -10,13 +10,18 @@ extension GStreamerSuite {
     /// An appsrc ! appsink pipeline for opaque test data, timestamps in time.
     private func makePipeline(sinkOptions: String = "") throws -> (Pipeline, AppSrc, AppSink) {
       let pipeline = try Pipeline(
-        parsing: "appsrc name=src format=time caps=application/x-revue-test ! appsink name=sink sync=false \(sinkOptions)")
-      return (pipeline, try pipeline.element(named: "src", as: AppSrc.self), try pipeline.element(named: "sink", as: AppSink.self))
+        parsing:
+          "appsrc name=src format=time caps=application/x-revue-test ! appsink name=sink sync=false \(sinkOptions)")
+      return (
+        pipeline, try pipeline.element(named: "src", as: AppSrc.self),
+        try pipeline.element(named: "sink", as: AppSink.self)
+      )
     }
 
     /// Payload of buffer `index`: its index in 4 bytes, then bytes that depend on it.
     private func payload(_ index: Int) -> [UInt8] {
-      withUnsafeBytes(of: UInt32(index).littleEndian, Array.init) + (0..<(index % 61)).map { UInt8(truncatingIfNeeded: index &+ $0) }
+      withUnsafeBytes(of: UInt32(index).littleEndian, Array.init)
+        + (0..<(index % 61)).map { UInt8(truncatingIfNeeded: index &+ $0) }
     }
 
     @Test func tenThousandBuffersRoundTripIntact() async throws {

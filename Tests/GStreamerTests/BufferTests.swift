@@ -39,7 +39,7 @@ extension GStreamerSuite {
     @Test func writingAUniqueBufferWritesInPlace() throws {
       var buffer = Buffer(size: 16)
       let before = buffer.dataAddress
-      try buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 7) }
+      _ = try buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 7) }
       #expect(buffer.dataAddress == before)
       #expect(buffer.bytes == [UInt8](repeating: 7, count: 16))
     }

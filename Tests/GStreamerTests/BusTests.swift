@@ -26,6 +26,31 @@ extension GStreamerSuite {
       #expect(error.debug?.isEmpty == false)
     }
 
+    @Test func warningsCarryPathMessageAndDebug() async throws {
+      let pipeline = try Pipeline(parsing: "fakesrc ! identity name=grumpy ! fakesink")
+      let messages = pipeline.bus.messages([.warning])
+      try pipeline.setState(.ready)
+      try #require(pipeline.element(named: "grumpy")).postWarning("running low", debug: "details here")
+      for await message in messages {
+        guard case .warning(let warning) = message.kind else { continue }
+        #expect(warning.source.hasSuffix("/GstIdentity:grumpy"))
+        #expect(warning.error.message == "running low")
+        #expect(warning.debug?.contains("details here") == true)
+        break
+      }
+      pipeline.stop()
+    }
+
+    @Test func stateChangeThatCannotCompleteTimesOut() async throws {
+      // A non-live appsrc that is never fed cannot preroll.
+      let pipeline = try Pipeline(parsing: "appsrc name=src ! fakesink")
+      await #expect(
+        throws: GStreamerError.stateChangeTimedOut(
+          element: pipeline.name, target: .playing, timeout: .milliseconds(200))
+      ) { try await pipeline.changeState(to: .playing, timeout: .milliseconds(200)) }
+      pipeline.stop()
+    }
+
     @Test func playUntilEndOfStreamThrowsTheBusError() async throws {
       let pipeline = try Pipeline(parsing: "videotestsrc ! identity name=breaker error-after=3 ! fakesink")
       let error = try await #require(throws: GStreamerError.self) { try await pipeline.playUntilEndOfStream() }

@@ -9,7 +9,8 @@ extension GStreamerSuite {
 
     @Test func probeSeesAndChangesBuffers() async throws {
       let pipeline = try Pipeline(
-        parsing: "appsrc name=src format=time caps=application/x-revue-test ! identity name=id ! appsink name=sink sync=false")
+        parsing:
+          "appsrc name=src format=time caps=application/x-revue-test ! identity name=id ! appsink name=sink sync=false")
       let source = try pipeline.element(named: "src", as: AppSrc.self)
       let sink = try pipeline.element(named: "sink", as: AppSink.self)
       let pad = try #require(pipeline.element(named: "id")?.staticPad("src"))
@@ -38,10 +39,11 @@ extension GStreamerSuite {
       let pipeline = try Pipeline(parsing: "videotestsrc num-buffers=3 ! fakesink name=sink")
       let pad = try #require(pipeline.element(named: "sink")?.staticPad("sink"))
       let events = Mutex<[String]>([])
-      let id = try #require(pad.addProbe(.eventDownstream) { _, info in
-        events.withLock { $0.append(info.eventName ?? "?") }
-        return .ok
-      })
+      let id = try #require(
+        pad.addProbe(.eventDownstream) { _, info in
+          events.withLock { $0.append(info.eventName ?? "?") }
+          return .ok
+        })
       try await pipeline.playUntilEndOfStream(timeout: .seconds(20))
       pad.removeProbe(id)
       let names = events.withLock { $0 }

@@ -64,7 +64,8 @@ extension GStreamerSuite {
       }
       #expect(Set(nicks) == ["discont", "corrupted"])
       try identity.set("drop-buffer-flags", "gap+droppable")
-      #expect(Set(try identity.get("drop-buffer-flags", as: String.self).split(separator: "+")) == ["gap", "droppable"])
+      #expect(
+        Set(try identity.get("drop-buffer-flags", as: String.self).split(separator: "+")) == ["gap", "droppable"])
       #expect(throws: GStreamerError.self) { try identity.set("drop-buffer-flags", "gap+bogus") }
     }
 

@@ -21,7 +21,9 @@ import Testing
 
   @Test func unknownCommandOrOptionIsAUsageError() {
     #expect(throws: UsageError(description: "unknown command 'fly'")) { try Command.parse(["fly"]) }
-    #expect(throws: UsageError(description: "check: unknown option '--fast'")) { try Command.parse(["check", "--fast"]) }
+    #expect(throws: UsageError(description: "check: unknown option '--fast'")) {
+      try Command.parse(["check", "--fast"])
+    }
   }
 
   @Test func exitCodes() async {
@@ -50,7 +52,9 @@ import Testing
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+    return (
+      process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self)
+    )
   }
 
   @Test func checkReportsVersionElementsAndATestPipeline() throws {

@@ -284,7 +284,12 @@ public class Element: Object, @unchecked Sendable {
 
   /// Posts an error message from this element, as `GST_ELEMENT_ERROR` does in C.
   public func postError(_ message: String, debug: String? = nil) {
-    cgst_element_post_error(elementPointer, message, debug)
+    cgst_element_post_message(elementPointer, GST_MESSAGE_ERROR, message, debug)
+  }
+
+  /// Posts a warning message from this element, as `GST_ELEMENT_WARNING` does in C.
+  public func postWarning(_ message: String, debug: String? = nil) {
+    cgst_element_post_message(elementPointer, GST_MESSAGE_WARNING, message, debug)
   }
 
   /// The stream position, or nil when the element cannot say yet.

@@ -1,3 +1,4 @@
+import Foundation
 import GStreamer
 import Synchronization
 
@@ -19,9 +20,7 @@ extension NodeElements {
   /// them, and counts what arrives: proof that the elements the node needs work together here.
   /// - Throws: GStreamer's error when an element is missing or the pipeline fails.
   public static func runSelfTest(frames: Int = 30, timeout: Duration = .seconds(30)) async throws -> SelfTest {
-    let description =
-      "videotestsrc num-buffers=\(frames) ! video/x-raw,format=I420,width=320,height=240,framerate=30/1"
-      + " ! vp8enc deadline=1 ! rtpvp8pay ! rtpvp8depay ! vp8dec ! appsink name=out sync=false"
+    let description = try PipelineConfig.builtIn("selftest").description(variables: ["FRAMES": "\(frames)"])
     let pipeline = try Pipeline(parsing: description)
     let sink = try pipeline.element(named: "out", as: AppSink.self)
     let counter = FrameCounter()

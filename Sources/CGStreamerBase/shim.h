@@ -1,0 +1,2 @@
+// The C API of GStreamer's base classes library, for the GStreamer Swift module.
+#include <gst/base/base.h>
