@@ -1,3 +1,4 @@
+import Foundation
 import GStreamer
 import RevueTestSupport
 import Synchronization
@@ -33,6 +34,50 @@ extension GStreamerSuite {
       pipeline.stop()
       #expect(received == [101, 103])
       #expect(seen.withLock { $0 } == 3)
+    }
+
+    @Test func sourcePadPushesSynchronouslyOnTheCallingThread() throws {
+      let pipeline = Pipeline()
+      let convert = try Element.make("videoconvert")
+      let sink = try Element.make("appsink", as: AppSink.self)
+      sink.sync = false
+      try pipeline.addLinked(convert, sink)
+      let source = Pad.makeSource(name: "src")
+      try source.link(try #require(convert.staticPad("sink")))
+      let delivered = Mutex<[(thread: pthread_t, width: Int?)]>([])
+      sink.setCallbacks(newSample: { sample in
+        delivered.withLock {
+          $0.append((pthread_self(), sample.caps?.structure(at: 0).get("width", as: Int.self)))
+        }
+      })
+      try pipeline.setState(.playing)
+      #expect(source.push(event: .streamStart(id: "test")))
+      #expect(source.push(event: .caps(try Caps("video/x-raw, format=NV12, width=64, height=48, framerate=0/1"))))
+      #expect(source.push(event: .timeSegment))
+      let info = try VideoInfo(format: "NV12", width: 64, height: 48)
+      try source.push(Buffer(size: info.size))
+      #expect(delivered.withLock { $0.count } == 1)
+      #expect(source.push(event: .caps(try Caps("video/x-raw, format=NV12, width=32, height=24, framerate=0/1"))))
+      try source.push(Buffer(size: try VideoInfo(format: "NV12", width: 32, height: 24).size))
+      let calls = delivered.withLock { $0 }
+      #expect(calls.count == 2)
+      #expect(calls.allSatisfy { pthread_equal($0.thread, pthread_self()) != 0 })
+      #expect(calls.map(\.width) == [64, 32])
+      pipeline.stop()
+    }
+
+    @Test func defaultVideoLayouts() throws {
+      let nv12 = try VideoInfo(format: "NV12", width: 1920, height: 1080)
+      #expect(nv12.planeCount == 2)
+      #expect(nv12.strides == [1920, 1920])
+      #expect(nv12.offsets == [0, 1920 * 1080])
+      #expect(nv12.size == 1920 * 1080 * 3 / 2)
+      #expect(try nv12.planeHeight(1) == 540)
+      let i420 = try VideoInfo(format: "I420", width: 640, height: 480)
+      #expect(i420.strides == [640, 320, 320])
+      #expect(try VideoInfo(format: "BGRA", width: 10, height: 10).strides == [40])
+      #expect(throws: GStreamerError.self) { try VideoInfo(format: "NOPE", width: 10, height: 10) }
+      #expect(throws: GStreamerError.self) { try VideoInfo(format: "NV12", width: 0, height: 10) }
     }
 
     @Test func eventProbesAndRemoval() async throws {

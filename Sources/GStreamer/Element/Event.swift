@@ -1,0 +1,85 @@
+internal import CGStreamer
+
+/// An event that travels with the data: the stream's start, its caps, its segment, its end.
+///
+/// The corresponding C type is `GstEvent`.
+public struct Event: Sendable {
+  /// Owns one reference to the event.
+  // Safety: events are immutable once made and their reference counting is atomic.
+  final class Storage: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<GstEvent>
+    init(adopting pointer: UnsafeMutablePointer<GstEvent>) { self.pointer = pointer }
+    deinit { gst_event_unref(pointer) }
+  }
+
+  private let storage: Storage
+
+  private init(adopting pointer: UnsafeMutablePointer<GstEvent>) { storage = Storage(adopting: pointer) }
+
+  /// A new reference, for C calls that take ownership.
+  func newReference() -> UnsafeMutablePointer<GstEvent> { gst_event_ref(storage.pointer) }
+
+  /// The start of a stream, with its id (unique per stream).
+  ///
+  /// The corresponding C function is `gst_event_new_stream_start`.
+  public static func streamStart(id: String) -> Event {
+    Gst.ensureInitialized()
+    return Event(adopting: gst_event_new_stream_start(id))
+  }
+
+  /// The format of the buffers that follow.
+  ///
+  /// The corresponding C function is `gst_event_new_caps`.
+  public static func caps(_ caps: Caps) -> Event {
+    caps.withPointer { Event(adopting: gst_event_new_caps($0)) }
+  }
+
+  /// A time segment starting at 0: buffer timestamps are running time.
+  ///
+  /// The corresponding C functions are `gst_segment_init` and `gst_event_new_segment`.
+  public static var timeSegment: Event {
+    Gst.ensureInitialized()
+    var segment = GstSegment()
+    gst_segment_init(&segment, GST_FORMAT_TIME)
+    return Event(adopting: gst_event_new_segment(&segment))
+  }
+
+  /// The end of the stream.
+  ///
+  /// The corresponding C function is `gst_event_new_eos`.
+  public static var endOfStream: Event {
+    Gst.ensureInitialized()
+    return Event(adopting: gst_event_new_eos())
+  }
+
+  /// GStreamer's name of the event type, such as `caps`.
+  public var typeName: String { String(cString: gst_event_type_get_name(storage.pointer.pointee.type)) }
+}
+
+extension Pad {
+  /// A source pad of no element, through which Swift code pushes buffers synchronously into the
+  /// elements linked after it, on the calling thread, as GStreamer's test harness does.
+  ///
+  /// The corresponding C functions are `gst_pad_new` and `gst_pad_set_active`.
+  public static func makeSource(name: String) -> Pad {
+    Gst.ensureInitialized()
+    let pad = Pad(retaining: UnsafeMutableRawPointer(gst_pad_new(name, GST_PAD_SRC)))
+    _ = gst_pad_set_active(pad.padPointer, 1)
+    return pad
+  }
+
+  /// Pushes a buffer to the peer, which processes it before this returns.
+  ///
+  /// The corresponding C function is `gst_pad_push`.
+  /// - Throws: the ``FlowError`` the elements downstream returned.
+  public func push(_ buffer: consuming Buffer) throws(FlowError) {
+    if let error = FlowError(gst_pad_push(padPointer, buffer.take())) { throw error }
+  }
+
+  /// Sends an event downstream (stream start, caps and segment before the first buffer).
+  ///
+  /// The corresponding C function is `gst_pad_push_event`.
+  /// - Returns: whether the peer accepted it.
+  @discardableResult
+  public func push(event: Event) -> Bool { gst_pad_push_event(padPointer, event.newReference()) != 0 }
+}
