@@ -1,0 +1,79 @@
+import GStreamer
+import Synchronization
+
+/// Turns and converts frames with GStreamer's own elements, synchronously on the calling
+/// thread: `[pad] ! videoflip ! videoconvert ! capsfilter ! appsink`, pushed like a test harness.
+/// One chain serves one input format and rotation; a new input size is a new caps event.
+final class VideoConversion: Sendable {
+  let inputFormat: PixelFormat
+  let outputFormat: PixelFormat
+  let rotation: VideoRotation
+  private let pipeline: Pipeline
+  private let source: Pad
+  private let output = SampleSlot()
+  private let lastCaps = Mutex<Caps?>(nil)
+
+  /// A chain from `inputFormat` to `outputFormat`, turning by `rotation`.
+  /// - Throws: ``RevueError`` when an element is missing.
+  init(from inputFormat: PixelFormat, to outputFormat: PixelFormat, rotation: VideoRotation) throws {
+    self.inputFormat = inputFormat
+    self.outputFormat = outputFormat
+    self.rotation = rotation
+    pipeline = Pipeline()
+    let flip = try Element.make("videoflip")
+    try flip.set("video-direction", Value.enumeration(rotation.videoDirection))
+    let convert = try Element.make("videoconvert")
+    let filter = try Element.make("capsfilter")
+    try filter.set("caps", try Caps("video/x-raw, format=\(outputFormat.gstreamerName)"))
+    let sink = try Element.make("appsink", as: AppSink.self)
+    sink.sync = false
+    try sink.set("enable-last-sample", false)
+    try pipeline.addLinked(flip, convert, filter, sink)
+    source = Pad.makeSource(name: "frames")
+    try source.link(flip.staticPad("sink")!)
+    let output = self.output
+    sink.setCallbacks(newSample: { sample in output.value.withLock { $0 = sample } })
+    try pipeline.setState(.playing)
+    source.push(event: .streamStart(id: "revue-capture-\(inputFormat)-\(rotation.rawValue)"))
+    source.push(event: .timeSegment)
+  }
+
+  deinit { pipeline.stop() }
+
+  /// The converted frame, or nil (with the reason logged) when GStreamer refused it.
+  func convert(_ frame: PixelBuffer) -> PixelBuffer? {
+    let caps = frame.caps
+    let changed = lastCaps.withLock { last in
+      defer { last = caps }
+      return last != caps
+    }
+    if changed { source.push(event: .caps(caps)) }
+    do {
+      try source.push(frame.buffer)
+    } catch {
+      RevueLog.log(
+        .warning, "BufferCapturer",
+        "frame dropped: GStreamer refused a \(frame.width)x\(frame.height) \(frame.format) frame (\(error))")
+      return nil
+    }
+    guard let sample = output.take(),
+      let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
+      let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self)
+    else { return nil }
+    return try? PixelBuffer(
+      wrapping: buffer, width: width, height: height, format: outputFormat, colorRange: frame.colorRange)
+  }
+}
+
+/// The sample an appsink delivered during a synchronous push.
+final class SampleSlot: Sendable {
+  let value = Mutex<Sample?>(nil)
+
+  /// The sample delivered since the last call, if any.
+  func take() -> Sample? {
+    value.withLock { sample in
+      defer { sample = nil }
+      return sample
+    }
+  }
+}

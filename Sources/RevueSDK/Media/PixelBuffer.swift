@@ -1,0 +1,221 @@
+import GStreamer
+
+/// Why a ``PixelBuffer`` or ``AudioPCMBuffer`` cannot be made: what does not fit, in numbers.
+public struct MediaBufferError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// What is wrong, such as `NV12 needs an even width and height, not 641x480`.
+  public var reason: String
+
+  /// An error saying `reason`.
+  public init(_ reason: String) { self.reason = reason }
+
+  /// The reason.
+  public var description: String { reason }
+}
+
+/// A picture: the seeds' `CVPixelBuffer` on Linux. Its pixels live in a GStreamer buffer, so
+/// handing a frame to a pipeline, a renderer or an encoder never copies them.
+public struct PixelBuffer: Sendable {
+  /// Where one plane lies in the buffer.
+  public struct Plane: Sendable, Hashable {
+    /// The byte offset of the plane's first row.
+    public var offset: Int
+    /// The bytes from one row to the next.
+    public var stride: Int
+    /// The number of rows.
+    public var rows: Int
+  }
+
+  /// The width in pixels.
+  public let width: Int
+  /// The height in pixels.
+  public let height: Int
+  /// The pixel format.
+  public let format: PixelFormat
+  /// The luma range.
+  public let colorRange: ColorRange
+  /// The planes, in the format's order (Y then UV for NV12).
+  public let planes: [Plane]
+  /// The GStreamer buffer that holds the pixels (with a video meta describing the planes).
+  public let buffer: Buffer
+
+  /// The largest width or height accepted.
+  public static let maximumSide = 16_384
+
+  /// The size as ``Dimensions``.
+  public var dimensions: Dimensions { Dimensions(width: Int32(width), height: Int32(height)) }
+
+  /// A picture made from bytes the caller owns, copied once.
+  ///
+  /// - Parameters:
+  ///   - bytes: the planes one after the other, each `strides[i]` bytes a row.
+  ///   - strides: the bytes per row of each plane; nil for rows with no padding.
+  /// - Throws: ``MediaBufferError`` when the size is zero, absurd or odd where the format needs
+  ///   it even, a stride is shorter than a row, or the byte count is not what the planes take.
+  public init(
+    width: Int, height: Int, format: PixelFormat, bytes: UnsafeRawBufferPointer, strides: [Int]? = nil,
+    colorRange: ColorRange = .video
+  ) throws(MediaBufferError) {
+    try Self.check(width: width, height: height, format: format)
+    let strides = strides ?? (0..<format.planeCount).map { format.minimumStride(plane: $0, width: width) }
+    guard strides.count == format.planeCount else {
+      throw MediaBufferError("\(format) has \(format.planeCount) planes, \(strides.count) strides were given")
+    }
+    var planes: [Plane] = []
+    var offset = 0
+    for (index, stride) in strides.enumerated() {
+      let minimum = format.minimumStride(plane: index, width: width)
+      guard stride >= minimum, stride <= 4 * minimum + 4096 else {
+        throw MediaBufferError(
+          "plane \(index) of \(format) at width \(width) needs a stride of \(minimum) bytes or a little more, not \(stride)"
+        )
+      }
+      let rows = format.planeHeight(plane: index, height: height)
+      planes.append(Plane(offset: offset, stride: stride, rows: rows))
+      offset += stride * rows
+    }
+    guard bytes.count == offset else {
+      throw MediaBufferError(
+        "\(width)x\(height) \(format) with strides \(strides) takes \(offset) bytes, not \(bytes.count)")
+    }
+    var buffer = Buffer(copying: bytes)
+    try Self.attachLayout(&buffer, width: width, height: height, format: format, planes: planes)
+    self.init(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
+  }
+
+  /// A picture made from bytes the caller owns, copied once; see ``init(width:height:format:bytes:strides:colorRange:)-(_,_,_,UnsafeRawBufferPointer,_,_)``.
+  public init(
+    width: Int, height: Int, format: PixelFormat, bytes: [UInt8], strides: [Int]? = nil,
+    colorRange: ColorRange = .video
+  ) throws(MediaBufferError) {
+    let result = bytes.withUnsafeBytes { raw in
+      Result { () throws(MediaBufferError) in
+        try PixelBuffer(
+          width: width, height: height, format: format, bytes: raw, strides: strides, colorRange: colorRange)
+      }
+    }
+    self = try result.get()
+  }
+
+  /// A picture over a GStreamer buffer, without copying: its video meta gives the planes, or
+  /// GStreamer's default layout when it has none.
+  /// - Throws: ``MediaBufferError`` when the size is wrong for the format or the buffer is too small for it.
+  public init(wrapping buffer: Buffer, width: Int, height: Int, format: PixelFormat, colorRange: ColorRange = .video)
+    throws(MediaBufferError)
+  {
+    try Self.check(width: width, height: height, format: format)
+    var planes: [Plane] = []
+    if let meta = buffer.videoMeta {
+      guard meta.width == width, meta.height == height, meta.format == format.gstreamerName else {
+        throw MediaBufferError(
+          "the buffer holds \(meta.width)x\(meta.height) \(meta.format), not \(width)x\(height) \(format)")
+      }
+      for index in 0..<format.planeCount {
+        planes.append(
+          Plane(
+            offset: meta.offsets[index], stride: meta.strides[index],
+            rows: format.planeHeight(plane: index, height: height)))
+      }
+    } else {
+      let info: VideoInfo
+      do {
+        info = try VideoInfo(format: format.gstreamerName, width: width, height: height)
+      } catch {
+        throw MediaBufferError("\(error)")
+      }
+      for index in 0..<format.planeCount {
+        planes.append(
+          Plane(
+            offset: info.offsets[index], stride: info.strides[index],
+            rows: format.planeHeight(plane: index, height: height)))
+      }
+    }
+    for (index, plane) in planes.enumerated() {
+      let end = plane.offset + plane.stride * (plane.rows - 1) + format.minimumStride(plane: index, width: width)
+      guard plane.stride >= format.minimumStride(plane: index, width: width), end <= buffer.size else {
+        throw MediaBufferError("a \(buffer.size)-byte buffer is too small for \(width)x\(height) \(format)")
+      }
+    }
+    self.init(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
+  }
+
+  /// A picture from checked parts.
+  init(width: Int, height: Int, format: PixelFormat, colorRange: ColorRange, planes: [Plane], buffer: Buffer) {
+    self.width = width
+    self.height = height
+    self.format = format
+    self.colorRange = colorRange
+    self.planes = planes
+    self.buffer = buffer
+  }
+
+  private static func check(width: Int, height: Int, format: PixelFormat) throws(MediaBufferError) {
+    guard width > 0, height > 0 else { throw MediaBufferError("a picture of \(width)x\(height) has no pixels") }
+    guard width <= maximumSide, height <= maximumSide else {
+      throw MediaBufferError("\(width)x\(height) is larger than \(maximumSide)x\(maximumSide)")
+    }
+    if format.needsEvenDimensions, width % 2 != 0 || height % 2 != 0 {
+      throw MediaBufferError("\(format) needs an even width and height, not \(width)x\(height)")
+    }
+    if format.needsEvenWidth, width % 2 != 0 {
+      throw MediaBufferError("\(format) needs an even width, not \(width)")
+    }
+  }
+
+  private static func attachLayout(
+    _ buffer: inout Buffer, width: Int, height: Int, format: PixelFormat, planes: [Plane]
+  ) throws(MediaBufferError) {
+    do {
+      try buffer.addVideoMeta(
+        Buffer.VideoMeta(
+          format: format.gstreamerName, width: width, height: height, offsets: planes.map(\.offset),
+          strides: planes.map(\.stride)))
+    } catch {
+      throw MediaBufferError("\(error)")
+    }
+  }
+
+  /// The caps that describe this picture.
+  public var caps: Caps {
+    // The fields are all valid by construction, so the caps always parse.
+    try! Caps(
+      "video/x-raw, format=\(format.gstreamerName), width=\(width), height=\(height), framerate=0/1, "
+        + "colorimetry=\(colorRange.colorimetry)")
+  }
+
+  /// The presentation time GStreamer carries with the pixels, nil when not set.
+  public var timestamp: ClockTime? { buffer.pts }
+
+  /// Reads plane `index` in place: `stride × rows` bytes (the last row may end early).
+  /// - Throws: ``MediaBufferError`` when the memory cannot be read.
+  public func withPlane<R>(_ index: Int, _ body: (UnsafeRawBufferPointer, Plane) -> R) throws(MediaBufferError) -> R {
+    precondition(index >= 0 && index < planes.count, "plane \(index) out of 0..<\(planes.count)")
+    let plane = planes[index]
+    let rowBytes = format.minimumStride(plane: index, width: width)
+    do {
+      return try buffer.withUnsafeBytes { all in
+        let length = plane.stride * (plane.rows - 1) + rowBytes
+        return body(UnsafeRawBufferPointer(rebasing: all[plane.offset..<(plane.offset + length)]), plane)
+      }
+    } catch {
+      throw MediaBufferError("\(error)")
+    }
+  }
+
+  /// A copy of plane `index`'s pixels, rows packed with no padding.
+  public func planeBytes(_ index: Int) throws(MediaBufferError) -> [UInt8] {
+    let rowBytes = format.minimumStride(plane: index, width: width)
+    return try withPlane(index) { bytes, plane in
+      var packed: [UInt8] = []
+      packed.reserveCapacity(rowBytes * plane.rows)
+      for row in 0..<plane.rows {
+        packed.append(contentsOf: bytes[(row * plane.stride)..<(row * plane.stride + rowBytes)])
+      }
+      return packed
+    }
+  }
+
+  /// A copy with a new GStreamer buffer of the same pixels and layout, such as one returned by a pipeline.
+  func replacingBuffer(_ buffer: Buffer) -> PixelBuffer {
+    PixelBuffer(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
+  }
+}

@@ -1,0 +1,52 @@
+/// Changes each frame of a local video track before it is shown and sent.
+public protocol VideoProcessor: AnyObject, Sendable {
+  /// Called once per frame on the capture thread (for a buffer track, the thread that pushed
+  /// the frame). Return the frame to use (the same one or a new one), or nil to drop it.
+  /// A slow processor lowers the frame rate.
+  func process(pixelBuffer: PixelBuffer) -> PixelBuffer?
+}
+
+/// Receives the frames of a video track.
+public protocol VideoRenderer: AnyObject, Sendable {
+  /// Called once per frame on the thread that delivers it: the capture thread of a local
+  /// track, the receiving thread of a remote one. Return quickly.
+  func render(pixelBuffer: PixelBuffer)
+}
+
+/// Receives the audio of an audio track.
+public protocol AudioRenderer: AnyObject, Sendable {
+  /// Called for every buffer, in the track's format, on the thread that delivers it.
+  func render(pcmBuffer: AudioPCMBuffer)
+}
+
+/// Whether a capturer is capturing.
+public enum CaptureState: Sendable, Hashable {
+  /// Not capturing; every capturer starts here.
+  case idle
+  /// Capturing.
+  case capturing
+  /// The capturer could not start (the screen share, when the user declines).
+  case error
+}
+
+/// Told about a video capturer's changes, on the main actor, in order, each with the value at
+/// the moment of the change. Every method is optional.
+@MainActor
+public protocol VideoCapturerDelegate: AnyObject {
+  /// The size of the frames sent changed; nil when capture stops.
+  func capturer(_ capturer: VideoCapturer, didUpdate dimensions: Dimensions?)
+  /// The capture state changed.
+  func capturer(_ capturer: VideoCapturer, didUpdate state: CaptureState)
+  /// The camera cannot produce the size asked for and uses `actual`.
+  func capturer(_ capturer: VideoCapturer, didDowngradeResolution requested: Dimensions, to actual: Dimensions)
+}
+
+extension VideoCapturerDelegate {
+  /// Does nothing.
+  public func capturer(_ capturer: VideoCapturer, didUpdate dimensions: Dimensions?) {}
+  /// Does nothing.
+  public func capturer(_ capturer: VideoCapturer, didUpdate state: CaptureState) {}
+  /// Does nothing.
+  public func capturer(_ capturer: VideoCapturer, didDowngradeResolution requested: Dimensions, to actual: Dimensions) {
+  }
+}

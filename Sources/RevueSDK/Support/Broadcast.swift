@@ -1,0 +1,40 @@
+import Synchronization
+
+/// Hands every value to each of its current subscribers, in order: the SDK's events and log,
+/// for code that awaits them instead of using delegates.
+final class Broadcast<Value: Sendable>: Sendable {
+  private let subscribers = Mutex<(next: UInt64, all: [UInt64: AsyncStream<Value>.Continuation])>((0, [:]))
+
+  /// A stream of the values sent from now on; it ends when the broadcast is finished or the
+  /// consumer stops iterating.
+  func subscribe(
+    bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .unbounded
+  ) -> AsyncStream<Value> {
+    let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: bufferingPolicy)
+    let id = subscribers.withLock { state in
+      defer { state.next += 1 }
+      state.all[state.next] = continuation
+      return state.next
+    }
+    continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.all.removeValue(forKey: id) } }
+    return stream
+  }
+
+  /// Sends a value to every subscriber. Values sent from one thread arrive in that order.
+  func send(_ value: Value) {
+    subscribers.withLock { state in
+      for continuation in state.all.values { continuation.yield(value) }
+    }
+  }
+
+  /// Ends every subscriber's stream.
+  func finish() {
+    let all = subscribers.withLock { state in
+      defer { state.all.removeAll() }
+      return Array(state.all.values)
+    }
+    for continuation in all { continuation.finish() }
+  }
+
+  deinit { finish() }
+}

@@ -1,0 +1,25 @@
+/// An audio track of this participant: the microphone, or a buffer track.
+public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Sendable {
+  /// The capturer that produces the track's audio.
+  public let capturer: AudioCapturer?
+  /// The format every buffer of the track has.
+  public let format: AudioFormat
+
+  init(name: String, source: Source, capturer: AudioCapturer, format: AudioFormat) {
+    self.capturer = capturer
+    self.format = format
+    super.init(name: name, source: source)
+    capturer.bufferSink = self
+  }
+
+  /// A track filled with the App's own audio through its ``AudioBufferCapturer``.
+  /// - Parameter name: the track's name; `audio_buffer` by default.
+  public static func createBufferTrack(name: String = "audio_buffer") -> LocalAudioTrack {
+    LocalAudioTrack(
+      name: name, source: .unknown, capturer: AudioBufferCapturer(format: .standard), format: .standard)
+  }
+
+  func deliver(_ buffer: AudioPCMBuffer) {
+    if !isMuted { render(buffer) }
+  }
+}

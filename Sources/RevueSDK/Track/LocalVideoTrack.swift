@@ -1,0 +1,59 @@
+import Synchronization
+
+/// A video track of this participant: the camera, the screen share, or a buffer track.
+public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Sendable {
+  // Safety (@unchecked): the processor and placeholder are in Mutexes.
+
+  /// The capturer that produces the track's frames.
+  public let capturer: VideoCapturer?
+
+  private let processorBox = Mutex<(any VideoProcessor)?>(nil)
+  private let placeholder = Mutex<PixelBuffer?>(nil)
+
+  init(name: String, source: Source, capturer: VideoCapturer) {
+    self.capturer = capturer
+    super.init(name: name, source: source)
+    capturer.frameSink = self
+  }
+
+  /// A track filled with the App's own frames through its ``BufferCapturer``.
+  /// - Parameters:
+  ///   - name: the track's name; `buffer` by default.
+  ///   - source: what receivers treat it as; `.unknown` by default (`.camera` to stand for the camera).
+  public static func createBufferTrack(name: String = "buffer", source: Source = .unknown) -> LocalVideoTrack {
+    LocalVideoTrack(name: name, source: source, capturer: BufferCapturer())
+  }
+
+  /// Changes each frame before it is shown and sent; settable at any time, from any thread.
+  public var processor: (any VideoProcessor)? {
+    get { processorBox.withLock { $0 } }
+    set { processorBox.withLock { $0 = newValue } }
+  }
+
+  /// The picture renderers and receivers get instead of frames while the track is muted or the
+  /// camera is off; nil sends nothing. It does not go through the processor.
+  public var mutePlaceholder: PixelBuffer? {
+    get { placeholder.withLock { $0 } }
+    set {
+      placeholder.withLock { $0 = newValue }
+      if isMuted, let newValue { render(newValue) }
+    }
+  }
+
+  override func didChangeMute(_ isMuted: Bool) {
+    if isMuted, let placeholder = mutePlaceholder { render(placeholder) }
+  }
+
+  func process(_ frame: PixelBuffer) -> PixelBuffer? {
+    guard let processor else { return frame }
+    return processor.process(pixelBuffer: frame)
+  }
+
+  func deliver(_ frame: PixelBuffer) {
+    if isMuted {
+      if let placeholder = mutePlaceholder { render(placeholder) }
+      return
+    }
+    render(frame)
+  }
+}
