@@ -113,6 +113,13 @@ public struct AudioFormat: Sendable, Hashable {
   /// The sample format.
   public var sampleFormat: AudioPCMBuffer.Format
 
+  /// A format of `sampleRate` Hz, `channelCount` channels of `sampleFormat` samples.
+  public init(sampleRate: Int, channelCount: Int, sampleFormat: AudioPCMBuffer.Format) {
+    self.sampleRate = sampleRate
+    self.channelCount = channelCount
+    self.sampleFormat = sampleFormat
+  }
+
   /// 48 kHz, stereo, 16-bit: what Opus encodes.
   public static let standard = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16)
 
@@ -132,6 +139,7 @@ final class AudioConversion: Sendable {
   private let source: Pad
   private let output = AudioSlot()
   private let lastCaps = Mutex<Caps?>(nil)
+  private let firstCaps = Atomic(true)
   private let format: AudioFormat
 
   init(to format: AudioFormat) throws {
@@ -153,7 +161,6 @@ final class AudioConversion: Sendable {
     })
     try pipeline.setState(.playing)
     source.push(event: .streamStart(id: "revue-audio-capture"))
-    source.push(event: .timeSegment)
   }
 
   deinit { pipeline.stop() }
@@ -165,7 +172,11 @@ final class AudioConversion: Sendable {
       defer { last = caps }
       return last != caps
     }
-    if changed { source.push(event: .caps(caps)) }
+    if changed {
+      // Caps come before the segment: the first caps are followed by it.
+      source.push(event: .caps(caps))
+      if firstCaps.exchange(false, ordering: .relaxed) { source.push(event: .timeSegment) }
+    }
     do {
       try source.push(input.buffer)
     } catch {

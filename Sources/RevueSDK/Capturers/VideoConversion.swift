@@ -12,6 +12,7 @@ final class VideoConversion: Sendable {
   private let source: Pad
   private let output = SampleSlot()
   private let lastCaps = Mutex<Caps?>(nil)
+  private let firstCaps = Atomic(true)
 
   /// A chain from `inputFormat` to `outputFormat`, turning by `rotation`.
   /// - Throws: ``RevueError`` when an element is missing.
@@ -35,7 +36,6 @@ final class VideoConversion: Sendable {
     sink.setCallbacks(newSample: { sample in output.value.withLock { $0 = sample } })
     try pipeline.setState(.playing)
     source.push(event: .streamStart(id: "revue-capture-\(inputFormat)-\(rotation.rawValue)"))
-    source.push(event: .timeSegment)
   }
 
   deinit { pipeline.stop() }
@@ -47,7 +47,11 @@ final class VideoConversion: Sendable {
       defer { last = caps }
       return last != caps
     }
-    if changed { source.push(event: .caps(caps)) }
+    if changed {
+      // Caps come before the segment: the first caps are followed by it.
+      source.push(event: .caps(caps))
+      if firstCaps.exchange(false, ordering: .relaxed) { source.push(event: .timeSegment) }
+    }
     do {
       try source.push(frame.buffer)
     } catch {

@@ -108,7 +108,9 @@ public struct AudioPCMBuffer: Sendable {
 
   /// The caps that describe this audio.
   public var caps: Caps {
-    let mask = channelCount > 2 ? ", channel-mask=(bitmask)0x0" : ""
+    let mask =
+      channelCount > 2
+      ? ", channel-mask=(bitmask)0x" + String(AudioChannels.fallbackMask(channels: channelCount), radix: 16) : ""
     // The fields are all valid by construction, so the caps always parse.
     return try! Caps(
       "audio/x-raw, format=\(format.gstreamerName), layout=interleaved, rate=\(sampleRate), channels=\(channelCount)\(mask)"

@@ -177,9 +177,10 @@ public struct PixelBuffer: Sendable {
   /// The caps that describe this picture.
   public var caps: Caps {
     // The fields are all valid by construction, so the caps always parse.
-    try! Caps(
-      "video/x-raw, format=\(format.gstreamerName), width=\(width), height=\(height), framerate=0/1, "
-        + "colorimetry=\(colorRange.colorimetry)")
+    // RGB formats are full range by definition: only YUV caps say which range they use.
+    let colorimetry = format.isYUV ? ", colorimetry=\(colorRange.colorimetry)" : ""
+    return try! Caps(
+      "video/x-raw, format=\(format.gstreamerName), width=\(width), height=\(height), framerate=0/1\(colorimetry)")
   }
 
   /// The presentation time GStreamer carries with the pixels, nil when not set.

@@ -68,6 +68,9 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     }
   }
 
+  /// Whether the format is luma and chroma (and so has a colour range of its own).
+  var isYUV: Bool { self == .nv12 || self == .i420 || self == .yuy2 }
+
   /// Whether the format needs an even width.
   var needsEvenWidth: Bool { needsEvenDimensions || self == .yuy2 }
 
