@@ -7,6 +7,8 @@ struct UsageError: Error, CustomStringConvertible, Equatable {
 enum Command: Equatable {
   /// `revue check [--json]`: GStreamer's version, the elements the node uses, and a test pipeline.
   case check(json: Bool)
+  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]`: measured against gst-launch.
+  case bench(scenarios: [String], frames: Int, runs: Int, json: String?)
   /// `revue help` or `--help`.
   case help
 
@@ -17,6 +19,9 @@ enum Command: Equatable {
     commands:
       check [--json]   report GStreamer's version and the plugins the node uses, present or missing,
                        and run a test pipeline (test pattern, VP8 encode and decode)
+      bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]
+                       measure the SDK against the same GStreamer elements run by gst-launch-1.0
+                       (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90
       help             show this text
     """
 
@@ -38,9 +43,48 @@ enum Command: Equatable {
         }
       }
       return .check(json: json)
+    case "bench":
+      return try parseBench(options)
     default:
       throw UsageError(description: "unknown command '\(name)'")
     }
+  }
+
+  private static func parseBench(_ options: [String]) throws(UsageError) -> Command {
+    var scenarios: [String] = []
+    var frames = 600
+    var runs = 3
+    var json: String?
+    var index = 0
+    func value(_ option: String) throws(UsageError) -> String {
+      index += 1
+      guard index < options.count else { throw UsageError(description: "bench: \(option) needs a value") }
+      return options[index]
+    }
+    func count(_ option: String) throws(UsageError) -> Int {
+      let text = try value(option)
+      guard let number = Int(text), number > 0 else {
+        throw UsageError(description: "bench: \(option) takes a whole number above 0, not '\(text)'")
+      }
+      return number
+    }
+    while index < options.count {
+      let option = options[index]
+      switch option {
+      case "--frames": frames = try count(option)
+      case "--runs": runs = try count(option)
+      case "--json": json = try value(option)
+      case "--help", "-h": return .help
+      default:
+        guard BenchCommand.Scenario(rawValue: option) != nil else {
+          let known = BenchCommand.Scenario.allCases.map(\.rawValue).joined(separator: ", ")
+          throw UsageError(description: "bench: unknown scenario '\(option)' (known: \(known))")
+        }
+        scenarios.append(option)
+      }
+      index += 1
+    }
+    return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json)
   }
 
   /// Runs the command.
@@ -48,6 +92,11 @@ enum Command: Equatable {
     switch self {
     case .help: print(Command.usage)
     case .check(let json): try await CheckCommand(json: json).run()
+    case .bench(let scenarios, let frames, let runs, let json):
+      try await BenchCommand(
+        scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,
+        jsonPath: json
+      ).run()
     }
   }
 }

@@ -26,6 +26,16 @@ import Testing
     }
   }
 
+  @Test func benchOptions() throws {
+    #expect(try Command.parse(["bench"]) == .bench(scenarios: [], frames: 600, runs: 3, json: nil))
+    #expect(
+      try Command.parse(["bench", "capture-bgra", "--frames", "10", "--runs", "1", "--json", "out.json"])
+        == .bench(scenarios: ["capture-bgra"], frames: 10, runs: 1, json: "out.json"))
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames", "0"]) }
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames"]) }
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "warp"]) }
+  }
+
   @Test func exitCodes() async {
     #expect(await RevueCommand.run(["fly"]) == .usage)
     #expect(await RevueCommand.run(["help"]) == .success)
@@ -73,6 +83,12 @@ import Testing
     let elements = try #require(object["elements"] as? [[String: Any]])
     #expect(elements.contains { $0["factory"] as? String == "rtpbin" && $0["present"] as? Bool == true })
     #expect((object["selfTest"] as? [String: Any])?["framesReceived"] as? Int == 30)
+  }
+
+  @Test func benchSmokeRun() throws {
+    let result = try run(["bench", "capture-nv12", "--frames", "20", "--runs", "1"])
+    #expect(result.status == 0, "\(result.error)")
+    #expect(result.output.contains("copied on the way to the renderer: 0 of 20"))
   }
 
   @Test func usageErrorExitsWithTwoAndOneLine() throws {

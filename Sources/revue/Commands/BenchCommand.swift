@@ -1,0 +1,182 @@
+import Foundation
+import RevueSDK
+import Synchronization
+
+/// `revue bench`: the SDK's work measured side by side with the same GStreamer elements driven
+/// by `gst-launch-1.0`, in the same run, alternating A/B so that machine noise hits both.
+struct BenchCommand {
+  /// One measured scenario.
+  enum Scenario: String, CaseIterable {
+    /// 1920×1080 NV12 frames through `BufferCapturer.capture(_:)` to a renderer, no processor.
+    case captureNV12 = "capture-nv12"
+    /// 1920×1080 BGRA frames converted to NV12 by the capturer.
+    case captureBGRA = "capture-bgra"
+    /// 1920×1080 NV12 frames turned by 90° by the capturer.
+    case captureRotate90 = "capture-rotate90"
+
+    /// What the scenario measures, for the report.
+    var title: String {
+      switch self {
+      case .captureNV12: "1080p NV12 → renderer (no copy)"
+      case .captureBGRA: "1080p BGRA → NV12"
+      case .captureRotate90: "1080p NV12 turned 90°"
+      }
+    }
+
+    /// The equivalent gst-launch pipeline, or nil when only Revue is measured.
+    func gstLaunch(frames: Int) -> [String]? {
+      let source = "videotestsrc num-buffers=1 ! video/x-raw,width=1920,height=1080,framerate=30/1"
+      switch self {
+      case .captureNV12: return nil
+      case .captureBGRA:
+        return
+          "\(source),format=BGRA ! imagefreeze num-buffers=\(frames) ! videoconvert ! video/x-raw,format=NV12 ! fakesink sync=false"
+          .split(separator: " ").map(String.init)
+      case .captureRotate90:
+        return
+          "\(source),format=NV12 ! imagefreeze num-buffers=\(frames) ! videoflip video-direction=90r ! fakesink sync=false"
+          .split(separator: " ").map(String.init)
+      }
+    }
+  }
+
+  /// The scenarios to run (all when empty).
+  var scenarios: [Scenario]
+  /// Frames per run.
+  var frames: Int
+  /// Runs of each side.
+  var runs: Int
+  /// Where to write the report as JSON, if anywhere.
+  var jsonPath: String?
+
+  /// One side's measurement.
+  struct Measurement {
+    var framesPerSecond: Double
+    var cpuMillisecondsPerFrame: Double
+  }
+
+  func run() async throws {
+    #if DEBUG
+      FileHandle.standardError.write(
+        Data("revue bench: this is a debug build; run `swift run -c release revue bench` for real numbers\n".utf8))
+    #endif
+    var rows: [[String: Any]] = []
+    print(
+      "scenario                          revue fps  gst-launch fps  ratio  revue CPU ms/frame  gst-launch CPU ms/frame")
+    for scenario in scenarios.isEmpty ? Scenario.allCases : scenarios {
+      var revue: [Measurement] = []
+      var reference: [Measurement] = []
+      var copies = 0
+      for _ in 0..<runs {
+        let (measurement, copied) = try await measureRevue(scenario)
+        revue.append(measurement)
+        copies += copied
+        if let arguments = scenario.gstLaunch(frames: frames) { reference.append(try measureGstLaunch(arguments)) }
+      }
+      let ours = median(revue)
+      let theirs = reference.isEmpty ? nil : median(reference)
+      let ratio = theirs.map { ours.framesPerSecond / $0.framesPerSecond }
+      print(
+        scenario.title.padding(toLength: 32, withPad: " ", startingAt: 0), format(ours.framesPerSecond, 10),
+        format(theirs?.framesPerSecond, 15), format(ratio, 6, digits: 2),
+        format(ours.cpuMillisecondsPerFrame, 19, digits: 2),
+        format(theirs?.cpuMillisecondsPerFrame, 24, digits: 2))
+      if scenario == .captureNV12 {
+        print("  frames whose pixels were copied on the way to the renderer: \(copies) of \(frames * runs)")
+      }
+      var row: [String: Any] = [
+        "scenario": scenario.rawValue, "revueFramesPerSecond": ours.framesPerSecond,
+        "revueCPUMillisecondsPerFrame": ours.cpuMillisecondsPerFrame,
+      ]
+      if let theirs, let ratio {
+        row["gstLaunchFramesPerSecond"] = theirs.framesPerSecond
+        row["gstLaunchCPUMillisecondsPerFrame"] = theirs.cpuMillisecondsPerFrame
+        row["ratio"] = ratio
+      }
+      if scenario == .captureNV12 { row["framesCopied"] = copies }
+      rows.append(row)
+    }
+    if let jsonPath {
+      let data = try JSONSerialization.data(
+        withJSONObject: ["frames": frames, "runs": runs, "results": rows], options: [.prettyPrinted, .sortedKeys])
+      try data.write(to: URL(fileURLWithPath: jsonPath))
+    }
+  }
+
+  /// Counts the frames a renderer gets, and those whose pixels are not the source's.
+  private final class CountingRenderer: VideoRenderer {
+    /// The address of the source's pixels, nil when a conversion is expected to make new ones.
+    let source: Int?
+    let counts = Mutex((frames: 0, copied: 0))
+    init(source: UnsafeRawPointer?) { self.source = source.map { Int(bitPattern: $0) } }
+    func render(pixelBuffer: PixelBuffer) {
+      let copied = source != nil && pixelBuffer.buffer.dataAddress.map { Int(bitPattern: $0) } != source
+      counts.withLock { $0 = ($0.frames + 1, $0.copied + (copied ? 1 : 0)) }
+    }
+  }
+
+  /// Pushes `frames` frames through a buffer track and returns the rate, the CPU per frame, and
+  /// how many frames reached the renderer with other pixels than the source's (NV12 only).
+  private func measureRevue(_ scenario: Scenario) async throws -> (Measurement, Int) {
+    let format: PixelFormat = scenario == .captureBGRA ? .bgra : .nv12
+    let size = format == .bgra ? 1920 * 1080 * 4 : 1920 * 1080 * 3 / 2
+    let frame = try PixelBuffer(
+      width: 1920, height: 1080, format: format, bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 / 7) })
+    let rotation: VideoRotation = scenario == .captureRotate90 ? ._90 : ._0
+    let track = LocalVideoTrack.createBufferTrack(name: "bench")
+    let capturer = track.capturer as! BufferCapturer
+    let renderer = CountingRenderer(source: scenario == .captureNV12 ? frame.buffer.dataAddress : nil)
+    track.add(videoRenderer: renderer)
+    try await capturer.startCapture()
+    capturer.capture(frame, timeStampNs: 0, rotation: rotation)  // builds the conversion before timing
+    let (cpuBefore, start) = (Self.cpuSeconds(RUSAGE_SELF), Date())
+    for _ in 0..<frames { capturer.capture(frame, timeStampNs: 0, rotation: rotation) }
+    let elapsed = Date().timeIntervalSince(start)
+    let cpu = Self.cpuSeconds(RUSAGE_SELF) - cpuBefore
+    try await capturer.stopCapture()
+    let counts = renderer.counts.withLock { $0 }
+    guard counts.frames == frames + 1 else {
+      throw RevueError(.gstreamer, "only \(counts.frames) of \(frames + 1) frames reached the renderer")
+    }
+    return (
+      Measurement(framesPerSecond: Double(frames) / elapsed, cpuMillisecondsPerFrame: cpu * 1000 / Double(frames)),
+      counts.copied
+    )
+  }
+
+  /// Runs gst-launch-1.0 and returns its rate and CPU per frame.
+  private func measureGstLaunch(_ arguments: [String]) throws -> Measurement {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
+    process.arguments = ["-q"] + arguments
+    let cpuBefore = Self.cpuSeconds(RUSAGE_CHILDREN)
+    let start = Date()
+    try process.run()
+    process.waitUntilExit()
+    let elapsed = Date().timeIntervalSince(start)
+    guard process.terminationStatus == 0 else {
+      throw RevueError(.gstreamer, "gst-launch-1.0 \(arguments.joined(separator: " ")) failed")
+    }
+    let cpu = Self.cpuSeconds(RUSAGE_CHILDREN) - cpuBefore
+    return Measurement(framesPerSecond: Double(frames) / elapsed, cpuMillisecondsPerFrame: cpu * 1000 / Double(frames))
+  }
+
+  private static func cpuSeconds(_ who: __rusage_who) -> Double {
+    let who = __rusage_who_t(who.rawValue)
+    var usage = rusage()
+    getrusage(who, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(
+      usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+  }
+
+  private func median(_ values: [Measurement]) -> Measurement {
+    let fps = values.map(\.framesPerSecond).sorted()
+    let cpu = values.map(\.cpuMillisecondsPerFrame).sorted()
+    return Measurement(framesPerSecond: fps[fps.count / 2], cpuMillisecondsPerFrame: cpu[cpu.count / 2])
+  }
+
+  private func format(_ value: Double?, _ width: Int, digits: Int = 0) -> String {
+    let text = value.map { String(format: "%.\(digits)f", $0) } ?? "—"
+    return String(repeating: " ", count: max(0, width - text.count)) + text
+  }
+}
