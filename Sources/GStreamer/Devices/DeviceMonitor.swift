@@ -68,17 +68,7 @@ public final class DeviceMonitor: Object, @unchecked Sendable {
   }
 
   /// The names of the device providers the monitor uses.
-  public var providers: [String] {
-    guard let names = gst_device_monitor_get_providers(monitorPointer) else { return [] }
-    defer { g_strfreev(names) }
-    var result: [String] = []
-    var index = 0
-    while let name = names[index] {
-      result.append(String(cString: name))
-      index += 1
-    }
-    return result
-  }
+  public var providers: [String] { takeStrings(gst_device_monitor_get_providers(monitorPointer)) }
 
   /// Devices added, removed and changed while the monitor runs, in order.
   /// The stream ends when the monitor is destroyed or the consumer stops iterating.

@@ -71,15 +71,7 @@ public final class Pipeline: Bin, @unchecked Sendable {
 
   /// The elements a parse needed and did not find.
   private static func missingElements(_ context: OpaquePointer?) -> [String] {
-    guard let names = gst_parse_context_get_missing_elements(context) else { return [] }
-    defer { g_strfreev(names) }
-    var result: [String] = []
-    var index = 0
-    while let name = names[index] {
-      result.append(String(cString: name))
-      index += 1
-    }
-    return result
+    takeStrings(gst_parse_context_get_missing_elements(context))
   }
 
   /// The pipeline's bus.

@@ -136,10 +136,8 @@ public struct AudioFormat: Sendable, Hashable {
 /// calling thread: `[pad] ! audioconvert ! audioresample ! capsfilter ! appsink`.
 final class AudioConversion: Sendable {
   private let pipeline: Pipeline
-  private let source: Pad
+  private let source: PushedStream
   private let output = AudioSlot()
-  private let lastCaps = Mutex<Caps?>(nil)
-  private let firstCaps = Atomic(true)
   private let format: AudioFormat
 
   init(to format: AudioFormat) throws {
@@ -153,32 +151,20 @@ final class AudioConversion: Sendable {
     sink.sync = false
     try sink.set("enable-last-sample", false)
     try pipeline.addLinked(convert, resample, filter, sink)
-    source = Pad.makeSource(name: "audio")
-    try source.link(convert.staticPad("sink")!)
     let output = self.output
     sink.setCallbacks(newSample: { sample in
       if let buffer = sample.buffer { output.values.withLock { $0.append(buffer) } }
     })
     try pipeline.setState(.playing)
-    source.push(event: .streamStart(id: "revue-audio-capture"))
+    source = try PushedStream(id: "revue-audio-capture", into: convert.staticPad("sink")!)
   }
 
   deinit { pipeline.stop() }
 
   /// The buffers the elements gave back for `input` (none while the resampler fills up).
   func convert(_ input: AudioPCMBuffer) -> [AudioPCMBuffer] {
-    let caps = input.caps
-    let changed = lastCaps.withLock { last in
-      defer { last = caps }
-      return last != caps
-    }
-    if changed {
-      // Caps come before the segment: the first caps are followed by it.
-      source.push(event: .caps(caps))
-      if firstCaps.exchange(false, ordering: .relaxed) { source.push(event: .timeSegment) }
-    }
     do {
-      try source.push(input.buffer)
+      try source.push(input.buffer, caps: input.caps)
     } catch {
       RevueLog.log(
         .warning, "AudioBufferCapturer",

@@ -9,10 +9,8 @@ final class VideoConversion: Sendable {
   let outputFormat: PixelFormat
   let rotation: VideoRotation
   private let pipeline: Pipeline
-  private let source: Pad
+  private let source: PushedStream
   private let output = SampleSlot()
-  private let lastCaps = Mutex<Caps?>(nil)
-  private let firstCaps = Atomic(true)
 
   /// A chain from `inputFormat` to `outputFormat`, turning by `rotation`.
   /// - Throws: ``RevueError`` when an element is missing.
@@ -37,30 +35,19 @@ final class VideoConversion: Sendable {
     elements += [convert, filter, sink]
     try pipeline.add(elements)
     for (upstream, downstream) in zip(elements, elements.dropFirst()) { try upstream.link(downstream) }
-    source = Pad.makeSource(name: "frames")
-    try source.link(elements[0].staticPad("sink")!)
     let output = self.output
     sink.setCallbacks(newSample: { sample in output.value.withLock { $0 = sample } })
     try pipeline.setState(.playing)
-    source.push(event: .streamStart(id: "revue-capture-\(inputFormat)-\(rotation.rawValue)"))
+    source = try PushedStream(
+      id: "revue-capture-\(inputFormat)-\(rotation.rawValue)", into: elements[0].staticPad("sink")!)
   }
 
   deinit { pipeline.stop() }
 
   /// The converted frame, or nil (with the reason logged) when GStreamer refused it.
   func convert(_ frame: PixelBuffer) -> PixelBuffer? {
-    let caps = frame.caps
-    let changed = lastCaps.withLock { last in
-      defer { last = caps }
-      return last != caps
-    }
-    if changed {
-      // Caps come before the segment: the first caps are followed by it.
-      source.push(event: .caps(caps))
-      if firstCaps.exchange(false, ordering: .relaxed) { source.push(event: .timeSegment) }
-    }
     do {
-      try source.push(frame.buffer)
+      try source.push(frame.buffer, caps: frame.caps)
     } catch {
       RevueLog.log(
         .warning, "BufferCapturer",
