@@ -98,8 +98,4 @@ public class Object: @unchecked Sendable, Hashable, CustomStringConvertible {
     wrapperClass(for: pointer).init(adopting: pointer)
   }
 
-  /// Wraps a borrowed object as `T`, or nil when it is of another kind.
-  static func wrap<T: Object>(retaining pointer: UnsafeMutableRawPointer, as: T.Type) -> T? {
-    wrap(retaining: pointer) as? T
-  }
 }

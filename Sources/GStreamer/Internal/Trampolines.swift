@@ -26,8 +26,3 @@ extension Trampolines {
     box.release()
   }
 }
-
-extension Trampolines {
-  /// Releases a `GstObject` reference held in a list.
-  static let unrefObject: GDestroyNotify = { object in gst_object_unref(object) }
-}

@@ -63,9 +63,6 @@ public struct Caps: Sendable, Equatable, CustomStringConvertible {
     return try caps.withPointer { try body($0) }
   }
 
-  /// A new reference to the caps, for C calls that take ownership.
-  func newReference() -> UnsafeMutablePointer<GstCaps> { gst_caps_ref(storage.pointer) }
-
   /// Makes the caps uniquely owned and writable before a change.
   private mutating func makeWritable() {
     if !isKnownUniquelyReferenced(&storage) || gst_mini_object_is_writable(cgst_mini_object(storage.pointer)) == 0 {
