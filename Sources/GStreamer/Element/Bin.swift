@@ -14,6 +14,20 @@ public class Bin: Element, @unchecked Sendable {
     self.init(retaining: UnsafeMutableRawPointer(gst_bin_new(name)))
   }
 
+  /// Builds a bin from a `gst-launch-1.0` description of a chain, such as
+  /// `videotestsrc ! jpegenc`; with `ghostUnlinkedPads`, the pads left unlinked at the ends become
+  /// the bin's own pads, so the bin can be linked like one element.
+  ///
+  /// The corresponding C function is `gst_parse_bin_from_description_full`, with fatal errors.
+  /// - Throws: the errors of ``Pipeline/init(parsing:)``.
+  public convenience init(parsing description: String, ghostUnlinkedPads: Bool = true) throws(GStreamerError) {
+    let element = try Gst.parse(description) { description, context, error in
+      gst_parse_bin_from_description_full(
+        description, ghostUnlinkedPads ? 1 : 0, context, GST_PARSE_FLAG_FATAL_ERRORS, &error)
+    }
+    self.init(adopting: element)
+  }
+
   /// Adds elements; the bin takes a reference to each.
   ///
   /// The corresponding C function is `gst_bin_add`.
@@ -92,5 +106,35 @@ public class Bin: Element, @unchecked Sendable {
         return result
       }
     }
+  }
+}
+
+extension Gst {
+  /// Runs one of GStreamer's parse functions and turns its failure into a typed error.
+  /// - Returns: the element made, as the parse function returned it (a floating reference unless it is a pipeline).
+  static func parse(
+    _ description: String,
+    _ parse: (String, OpaquePointer?, inout UnsafeMutablePointer<GError>?) -> UnsafeMutablePointer<GstElement>?
+  ) throws(GStreamerError) -> UnsafeMutableRawPointer {
+    Gst.ensureInitialized()
+    var error: UnsafeMutablePointer<GError>?
+    let context = gst_parse_context_new()
+    defer { gst_parse_context_free(context) }
+    let parsed = parse(description, context, &error)
+    if let error {
+      parsed.map { gst_object_unref(UnsafeMutableRawPointer($0)) }
+      let missing = takeStrings(gst_parse_context_get_missing_elements(context))
+      if error.pointee.code == GST_PARSE_ERROR_NO_SUCH_ELEMENT.rawValue, let factory = missing.first {
+        g_error_free(error)
+        throw .elementNotFound(factory: factory, package: PluginPackages.package(providing: factory))
+      }
+      throw .parseFailed(description: description, error: GLibError(consuming: error))
+    }
+    guard let parsed else {
+      throw .parseFailed(
+        description: description,
+        error: GLibError(domain: "gst_parse_error", code: 0, message: "the description made no element"))
+    }
+    return UnsafeMutableRawPointer(parsed)
   }
 }

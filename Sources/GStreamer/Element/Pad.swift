@@ -54,6 +54,14 @@ public final class Pad: Object, @unchecked Sendable {
   /// Links this source pad to a sink pad.
   ///
   /// The corresponding C function is `gst_pad_link`.
+  /// The element the pad belongs to, nil for a pad of none.
+  ///
+  /// The corresponding C function is `gst_pad_get_parent_element`.
+  public var parentElement: Element? {
+    gst_pad_get_parent_element(padPointer).map { Object.wrap(adopting: UnsafeMutableRawPointer($0)) as? Element }
+      ?? nil
+  }
+
   /// - Throws: ``GStreamerError/linkFailed(source:sink:reason:)`` with GStreamer's reason.
   public func link(_ sink: Pad) throws(GStreamerError) {
     let result = gst_pad_link(padPointer, sink.padPointer)

@@ -40,38 +40,16 @@ public final class Pipeline: Bin, @unchecked Sendable {
   ///   element that is not installed, or ``GStreamerError/parseFailed(description:error:)`` with
   ///   GStreamer's parse error (a syntax error, an unknown property, an impossible link).
   public convenience init(parsing description: String) throws(GStreamerError) {
-    Gst.ensureInitialized()
-    var error: UnsafeMutablePointer<GError>?
-    let context = gst_parse_context_new()
-    defer { gst_parse_context_free(context) }
-    let parsed = gst_parse_launch_full(description, context, GST_PARSE_FLAG_FATAL_ERRORS, &error)
-    if let error {
-      parsed.map { gst_object_unref(UnsafeMutableRawPointer($0)) }
-      let missing = Self.missingElements(context)
-      if error.pointee.code == GST_PARSE_ERROR_NO_SUCH_ELEMENT.rawValue, let factory = missing.first {
-        g_error_free(error)
-        throw .elementNotFound(factory: factory, package: PluginPackages.package(providing: factory))
-      }
-      throw .parseFailed(description: description, error: GLibError(consuming: error))
+    let element = try Gst.parse(description) { description, context, error in
+      gst_parse_launch_full(description, context, GST_PARSE_FLAG_FATAL_ERRORS, &error)
     }
-    guard let parsed else {
-      throw .parseFailed(
-        description: description,
-        error: GLibError(domain: "gst_parse_error", code: 0, message: "the description made no element"))
-    }
-    let element = UnsafeMutableRawPointer(parsed)
     if g_type_is_a(cgst_instance_type(element), cgst_type_pipeline()) != 0 {
       self.init(adopting: element)
     } else {
       // A single element or a bin: put it in a pipeline of its own.
       self.init(name: nil)
-      _ = gst_bin_add(binPointer, parsed)
+      _ = gst_bin_add(binPointer, element.assumingMemoryBound(to: GstElement.self))
     }
-  }
-
-  /// The elements a parse needed and did not find.
-  private static func missingElements(_ context: OpaquePointer?) -> [String] {
-    takeStrings(gst_parse_context_get_missing_elements(context))
   }
 
   /// The pipeline's bus.

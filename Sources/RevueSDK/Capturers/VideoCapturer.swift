@@ -22,11 +22,15 @@ public class VideoCapturer: @unchecked Sendable {
     case state(CaptureState)
     /// The camera settled for a smaller size than asked.
     case downgradedResolution(requested: Dimensions, actual: Dimensions)
+    /// Capture stopped by itself (the camera was unplugged or failed): why.
+    case interrupted(String)
   }
 
   private struct State {
     var captureState: CaptureState = .idle
     var dimensions: Dimensions?
+    /// The size of frames that came while starting, before the state turned to capturing.
+    var pendingDimensions: Dimensions?
   }
 
   private let state = Mutex(State())
@@ -49,6 +53,7 @@ public class VideoCapturer: @unchecked Sendable {
           case .state(let state): delegate.capturer(self, didUpdate: state)
           case .downgradedResolution(let requested, let actual):
             delegate.capturer(self, didDowngradeResolution: requested, to: actual)
+          case .interrupted(let reason): delegate.capturer(self, didInterrupt: reason)
           }
         }
       }
@@ -91,6 +96,11 @@ public class VideoCapturer: @unchecked Sendable {
       guard state.captureState != newState else { return }
       state.captureState = newState
       emit(.state(newState))
+      if newState == .capturing, let pending = state.pendingDimensions {
+        state.dimensions = pending
+        emit(.dimensions(pending))
+      }
+      state.pendingDimensions = nil
       if newState != .capturing, state.dimensions != nil {
         state.dimensions = nil
         emit(.dimensions(nil))
@@ -98,13 +108,28 @@ public class VideoCapturer: @unchecked Sendable {
     }
   }
 
-  /// Records the size of a frame sent; tells delegates only when it changed.
+  /// Records the size of a frame sent; tells delegates only when it changed. Frames sent while a
+  /// capturer starts count once it is capturing.
   func updateDimensions(_ dimensions: Dimensions) {
     state.withLock { state in
-      guard state.captureState == .capturing, state.dimensions != dimensions else { return }
+      guard state.captureState == .capturing else {
+        state.pendingDimensions = dimensions
+        return
+      }
+      guard state.dimensions != dimensions else { return }
       state.dimensions = dimensions
       emit(.dimensions(dimensions))
     }
+  }
+
+  /// Reports that the camera settled for a smaller size than asked.
+  func emitDowngrade(requested: Dimensions, actual: Dimensions) {
+    state.withLock { _ in emit(.downgradedResolution(requested: requested, actual: actual)) }
+  }
+
+  /// Reports that capture stopped by itself, and why.
+  func interrupt(reason: String) {
+    state.withLock { _ in emit(.interrupted(reason)) }
   }
 
   /// Tells delegates and streams; called under the state lock so that events keep their order.

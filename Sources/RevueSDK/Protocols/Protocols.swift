@@ -39,6 +39,8 @@ public protocol VideoCapturerDelegate: AnyObject {
   func capturer(_ capturer: VideoCapturer, didUpdate state: CaptureState)
   /// The camera cannot produce the size asked for and uses `actual`.
   func capturer(_ capturer: VideoCapturer, didDowngradeResolution requested: Dimensions, to actual: Dimensions)
+  /// Capture stopped by itself (the camera was unplugged or failed); `reason` says why.
+  func capturer(_ capturer: VideoCapturer, didInterrupt reason: String)
 }
 
 extension VideoCapturerDelegate {
@@ -49,4 +51,6 @@ extension VideoCapturerDelegate {
   /// Does nothing.
   public func capturer(_ capturer: VideoCapturer, didDowngradeResolution requested: Dimensions, to actual: Dimensions) {
   }
+  /// Does nothing.
+  public func capturer(_ capturer: VideoCapturer, didInterrupt reason: String) {}
 }

@@ -24,6 +24,21 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     LocalVideoTrack(name: name, source: source, capturer: BufferCapturer())
   }
 
+  /// The camera's track; the camera starts with ``LocalParticipant/setCamera(enabled:options:)``
+  /// (or its capturer's ``VideoCapturer/startCapture()``).
+  /// - Parameters:
+  ///   - name: the track's name; `camera` by default.
+  ///   - options: what the camera produces.
+  ///   - processor: changes each frame before it is shown and sent.
+  public static func createCameraTrack(
+    name: String = "camera", options: CameraCaptureOptions = CameraCaptureOptions(),
+    processor: (any VideoProcessor)? = nil
+  ) -> LocalVideoTrack {
+    let track = LocalVideoTrack(name: name, source: .camera, capturer: CameraCapturer(options: options))
+    track.processor = processor
+    return track
+  }
+
   /// Changes each frame before it is shown and sent; settable at any time, from any thread.
   public var processor: (any VideoProcessor)? {
     get { processorBox.withLock { $0 } }

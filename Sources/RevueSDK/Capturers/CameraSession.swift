@@ -1,0 +1,152 @@
+import Dispatch
+import GStreamer
+import Synchronization
+
+/// One run of a camera: its capture pipeline,
+/// `device ! <chosen caps> ! [jpegdec | h264parse ! decoder] ! videoconvert ! [videoflip] ! [videorate] ! appsink`,
+/// delivering 4:2:0 frames of exactly the chosen size on the streaming thread.
+final class CameraSession: Sendable {
+  let device: CaptureDevice
+  let choice: FormatChoice
+  private let pipeline: Pipeline
+  private let progress = StartProgress()
+
+  /// Builds the pipeline (without starting it).
+  /// - Parameters:
+  ///   - fps: the rate sent; frames are repeated or dropped when the camera's differs.
+  ///   - onFrame: called on the streaming thread for every frame.
+  ///   - onFailure: called once, on the posting thread, when the pipeline fails while running.
+  /// - Throws: ``DeviceError`` when the device cannot be opened.
+  init(
+    device: CaptureDevice, choice: FormatChoice, fps: Int, isMirrored: Bool,
+    onFrame: @escaping @Sendable (PixelBuffer) -> Void, onFailure: @escaping @Sendable (String) -> Void
+  ) throws(DeviceError) {
+    self.device = device
+    self.choice = choice
+    pipeline = Pipeline(name: "camera")
+    let source: Element
+    do {
+      guard let gstDevice = device.device else { throw GStreamerError.elementNotFound(factory: "device", package: nil) }
+      source = try VirtualDevices.$requestedCaps.withValue(choice.format.caps(frameRate: choice.cameraFrameRate)) {
+        try gstDevice.createElement(name: "source")
+      }
+    } catch {
+      let present = DeviceWatcher.shared.device(id: device.id, kind: .camera) != nil
+      throw present
+        ? DeviceError(.cameraInUse, "the camera \(device.name) is in use by another application")
+        : DeviceError(.cameraNotFound, "the camera \(device.name) is gone")
+    }
+    var chain = ["capsfilter name=cameracaps"]
+    switch choice.format.encoding {
+    case .jpeg: chain.append("jpegdec")
+    case .h264: chain += ["h264parse", Gst.hasElement("avdec_h264") ? "avdec_h264" : "openh264dec"]
+    case .raw: break
+    }
+    chain.append("videoconvert")
+    if isMirrored { chain.append("videoflip video-direction=horiz") }
+    if Double(fps) != choice.cameraFrameRate {
+      chain += ["videorate", "capsfilter name=ratecaps"]
+    }
+    chain += ["capsfilter name=formatcaps", "appsink name=sink sync=false enable-last-sample=false"]
+    do {
+      let tail = try Bin(parsing: chain.joined(separator: " ! "))
+      try pipeline.add(source, tail)
+      try source.link(tail)
+      try tail.element(named: "cameracaps")?.set("caps", choice.format.caps(frameRate: choice.cameraFrameRate))
+      try tail.element(named: "ratecaps")?.set(
+        "caps", try Caps("video/x-raw, framerate=\(CaptureFormat.fraction(Double(fps)))"))
+      try tail.element(named: "formatcaps")?.set(
+        "caps",
+        try Caps(
+          "video/x-raw, format={ I420, NV12 }, width=\(choice.dimensions.width), height=\(choice.dimensions.height)"))
+      let sink = try tail.element(named: "sink", as: AppSink.self)
+      let progress = self.progress
+      sink.setCallbacks(newSample: { sample in
+        guard let frame = Self.frame(of: sample) else { return }
+        progress.frameArrived()
+        onFrame(frame)
+      })
+    } catch {
+      throw DeviceError(.videoSourceInitiationFailed, "cannot build the capture pipeline for \(device.name): \(error)")
+    }
+    let progress = self.progress
+    _ = pipeline.bus.addSyncHandler { message in
+      guard case .error(let error) = message.kind, progress.failed(error.error.message) else { return }
+      if progress.hasFrame { onFailure(error.error.message) }
+    }
+  }
+
+  deinit { pipeline.stop() }
+
+  /// The capture pipeline (read only).
+  var capturePipeline: Pipeline { pipeline }
+
+  /// Starts the pipeline and waits up to `timeout` for the first frame.
+  /// - Throws: ``DeviceError``: `.cameraInUse` when the device is busy, `.videoSourceInitiationFailed`
+  ///   when it fails or gives no frame in time. The pipeline is stopped then.
+  func start(timeout: Duration = .seconds(2)) throws(DeviceError) {
+    do {
+      try pipeline.play()
+    } catch {
+      pipeline.stop()
+      throw Self.classify(error, device: device)
+    }
+    let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+    let waited = progress.started.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+    if let reason = progress.failure, !progress.hasFrame {
+      pipeline.stop()
+      throw DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) failed to start: \(reason)")
+    }
+    if waited == .timedOut {
+      pipeline.stop()
+      throw DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) gave no frame within \(timeout)")
+    }
+  }
+
+  /// Stops the pipeline, releasing the device.
+  func stop() { pipeline.stop() }
+
+  private static func classify(_ error: GStreamerError, device: CaptureDevice) -> DeviceError {
+    if case .stateChangeFailed(_, _, let busError?) = error, busError.error.domain == "gst-resource-error-quark",
+      busError.error.code == 4  // GST_RESOURCE_ERROR_BUSY
+    {
+      return DeviceError(.cameraInUse, "the camera \(device.name) is in use by another application")
+    }
+    return DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) could not be opened: \(error)")
+  }
+
+  /// The frame of an appsink sample, nil when its caps are not a 4:2:0 picture.
+  private static func frame(of sample: Sample) -> PixelBuffer? {
+    guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
+      let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
+      let name = structure.get("format", as: String.self), let format = PixelFormat(gstreamerName: name)
+    else { return nil }
+    return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: format)
+  }
+}
+
+/// How far a session got: its first frame, or its first error.
+private final class StartProgress: Sendable {
+  /// Signalled at the first frame or the first error.
+  let started = DispatchSemaphore(value: 0)
+  private let frame = Atomic<Bool>(false)
+  private let reason = Mutex<String?>(nil)
+
+  var hasFrame: Bool { frame.load(ordering: .acquiring) }
+  var failure: String? { reason.withLock { $0 } }
+
+  func frameArrived() {
+    if !frame.exchange(true, ordering: .acquiringAndReleasing) { started.signal() }
+  }
+
+  /// Records an error; true for the first one.
+  func failed(_ message: String) -> Bool {
+    let first = reason.withLock { reason in
+      guard reason == nil else { return false }
+      reason = message
+      return true
+    }
+    if first { started.signal() }
+    return first
+  }
+}

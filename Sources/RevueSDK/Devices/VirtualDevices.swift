@@ -1,0 +1,235 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Virtual cameras and microphones: GStreamer devices of Revue's own, listed by the device
+/// monitor exactly like V4L2 cameras and PulseAudio microphones, for machines without a camera,
+/// for tests and for the demo.
+///
+/// A virtual camera reports the formats of a ``CameraProfile`` and produces exactly the caps
+/// the capturer asks for: `videotestsrc`, plus `jpegenc` for `image/jpeg` and an H.264 encoder
+/// for `video/x-h264`, so the camera code path runs end to end. It can be unplugged, plugged
+/// back and made busy.
+///
+/// Enable them with the environment variable `REVUE_VIRTUAL_CAMERAS` (profile names or `.caps`
+/// paths, comma-separated; `all` for every shipped profile) and ``enableFromEnvironment()``,
+/// or with ``addCamera(_:)``.
+public enum VirtualDevices {
+  /// The signal of a virtual microphone.
+  public enum Signal: Sendable, Hashable {
+    /// A sine tone of `frequency` hertz.
+    case sine(frequency: Double)
+    /// Pink noise, with the spectrum of speech more than of a tone.
+    case noise
+  }
+
+  private struct Entry {
+    var info: DeviceProvider.DeviceInfo
+    var isPlugged = true
+    var isBusy = false
+    var opens = 0
+    /// Counts unplugs: an element opened before the last unplug reads nothing.
+    var epoch = 0
+  }
+
+  private static let entries = Mutex<[String: Entry]>([:])
+
+  private static let cameraProvider: DeviceProvider? = register(
+    name: "revuevirtualcameras", longName: "Revue virtual cameras", classes: "Video/Source")
+  private static let microphoneProvider: DeviceProvider? = register(
+    name: "revuevirtualmicrophones", longName: "Revue virtual microphones", classes: "Audio/Source")
+
+  private static func register(name: String, longName: String, classes: String) -> DeviceProvider? {
+    do {
+      return try DeviceProvider.register(name: name, longName: longName, classes: classes)
+    } catch {
+      RevueLog.log(.error, "VirtualDevices", "cannot register the \(longName) provider: \(error)")
+      return nil
+    }
+  }
+
+  /// Registers the providers (once), before a device monitor starts: monitors only use the
+  /// providers registered when they start.
+  static func registerProviders() {
+    _ = cameraProvider
+    _ = microphoneProvider
+  }
+
+  /// The caps a capturer asks a device for while it makes the device's element.
+  @TaskLocal static var requestedCaps: Caps?
+
+  /// Adds the cameras named by `REVUE_VIRTUAL_CAMERAS`, when it is set.
+  /// - Returns: the ids of the cameras added (empty when the variable is not set).
+  /// - Throws: ``RevueError`` naming a profile that does not exist or is malformed.
+  @discardableResult
+  public static func enableFromEnvironment() throws(RevueError) -> [String] {
+    guard let value = ProcessInfo.processInfo.environment["REVUE_VIRTUAL_CAMERAS"], !value.isEmpty else { return [] }
+    return try addCameras(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+  }
+
+  /// Adds a virtual camera for each profile name or `.caps` path; `all` adds every shipped profile.
+  /// - Returns: the ids of the cameras added.
+  /// - Throws: ``RevueError`` naming a profile that does not exist or is malformed; none is added then.
+  @discardableResult
+  public static func addCameras(_ names: [String]) throws(RevueError) -> [String] {
+    let expanded = names.flatMap { $0 == "all" ? CameraProfile.shippedNames : [$0] }
+    var profiles: [CameraProfile] = []
+    for name in expanded { profiles.append(try CameraProfile.named(name)) }
+    return profiles.map(addCamera)
+  }
+
+  /// Adds (or replaces) the virtual camera of `profile`.
+  /// - Returns: its device id, `virtual:PROFILE`.
+  @discardableResult
+  public static func addCamera(_ profile: CameraProfile) -> String {
+    let id = "virtual:\(profile.profileName)"
+    let properties = try? Structure(
+      name: "properties",
+      [
+        "revue.id": id, "revue.position": profile.position.rawValue, "device.bus": profile.bus,
+        "device.api": "revue-virtual", "device.path": "/dev/virtual/\(profile.profileName)",
+      ])
+    let info = DeviceProvider.DeviceInfo(
+      id: id, displayName: profile.name, deviceClass: "Video/Source", caps: profile.caps, properties: properties
+    ) { name in
+      guard let epoch = begin(opening: id),
+        let source = makeCameraSource(caps: requestedCaps ?? profile.caps, name: name)
+      else { return nil }
+      failWhenUnplugged(source, id: id, epoch: epoch)
+      return source
+    }
+    add(info, to: cameraProvider)
+    return id
+  }
+
+  /// Adds (or replaces) a virtual microphone.
+  /// - Returns: its device id, `virtual-mic:NAME`.
+  @discardableResult
+  public static func addMicrophone(name: String = "Virtual Microphone", signal: Signal = .sine(frequency: 440))
+    -> String
+  {
+    let id = "virtual-mic:\(name.lowercased().replacingOccurrences(of: " ", with: "-"))"
+    let properties = try? Structure(name: "properties", ["revue.id": id, "device.api": "revue-virtual"])
+    let caps = (try? Caps("audio/x-raw, format=S16LE, rate=48000, channels=[ 1, 2 ], layout=interleaved")) ?? .any
+    let info = DeviceProvider.DeviceInfo(
+      id: id, displayName: name, deviceClass: "Audio/Source", caps: caps, properties: properties
+    ) { elementName in
+      guard let epoch = begin(opening: id) else { return nil }
+      let wave =
+        switch signal {
+        case .sine(let frequency): "wave=sine freq=\(frequency) volume=0.5"
+        case .noise: "wave=pink-noise volume=0.3"
+        }
+      let source = try? Bin(parsing: "audiotestsrc is-live=true \(wave) samplesperbuffer=480")
+      guard let source else { return nil }
+      if let elementName { try? source.set("name", elementName) }
+      failWhenUnplugged(source, id: id, epoch: epoch)
+      return source
+    }
+    add(info, to: microphoneProvider)
+    return id
+  }
+
+  private static func add(_ info: DeviceProvider.DeviceInfo, to provider: DeviceProvider?) {
+    entries.withLock { $0[info.id] = Entry(info: info) }
+    provider?.add(info)
+  }
+
+  /// Removes a virtual device for good.
+  public static func remove(_ id: String) {
+    unplug(id)
+    entries.withLock { _ = $0.removeValue(forKey: id) }
+  }
+
+  /// Unplugs a virtual device: the monitor reports it removed, and elements reading it stop with
+  /// an error, as a V4L2 camera's do.
+  public static func unplug(_ id: String) {
+    guard let entry = entries.withLock({ entries -> Entry? in
+      guard entries[id]?.isPlugged == true else { return nil }
+      entries[id]?.isPlugged = false
+      entries[id]?.epoch += 1
+      return entries[id]
+    })
+    else { return }
+    provider(for: entry.info)?.remove(id: id)
+  }
+
+  /// Plugs a virtual device back: the monitor reports it added, with the same id.
+  public static func replug(_ id: String) {
+    guard let entry = entries.withLock({ entries -> Entry? in
+      guard entries[id]?.isPlugged == false else { return nil }
+      entries[id]?.isPlugged = true
+      return entries[id]
+    })
+    else { return }
+    provider(for: entry.info)?.add(entry.info)
+  }
+
+  /// Makes a virtual device busy (as when another application uses it) or free again: a busy
+  /// device stays listed but cannot be opened.
+  public static func setBusy(_ id: String, _ isBusy: Bool) {
+    entries.withLock { $0[id]?.isBusy = isBusy }
+  }
+
+  /// How many times the device was opened (its element made) since it was added.
+  public static func openCount(_ id: String) -> Int { entries.withLock { $0[id]?.opens ?? 0 } }
+
+  private static func provider(for info: DeviceProvider.DeviceInfo) -> DeviceProvider? {
+    info.deviceClass == "Video/Source" ? cameraProvider : microphoneProvider
+  }
+
+  /// Counts an open.
+  /// - Returns: the device's epoch, or nil when it is busy or unplugged.
+  private static func begin(opening id: String) -> Int? {
+    entries.withLock { entries in
+      guard let entry = entries[id], entry.isPlugged, !entry.isBusy else { return nil }
+      entries[id]?.opens += 1
+      return entry.epoch
+    }
+  }
+
+  /// Makes `source` stop with a read error, as a V4L2 device's element does, once the device
+  /// is unplugged.
+  private static func failWhenUnplugged(_ source: Element, id: String, epoch: Int) {
+    guard let pad = source.staticPad("src") else { return }
+    pad.addProbe(.buffer) { pad, _ in
+      let name = entries.withLock { entries in entries[id]?.epoch == epoch ? nil : entries[id]?.info.displayName ?? id }
+      guard let name else { return .ok }
+      pad.parentElement?.postError("Could not read from resource: the device \(name) was unplugged")
+      return .drop
+    }
+  }
+
+  /// The chain that produces `caps` (fixated): a test pattern, encoded when the caps are.
+  private static func makeCameraSource(caps: Caps, name: String?) -> Element? {
+    let fixed = caps.fixated()
+    guard !fixed.isEmpty, !fixed.isAny else { return nil }
+    let structure = fixed.structure(at: 0)
+    do {
+      let source = try Bin(parsing: cameraChain(for: structure))
+      if let name { try source.set("name", name) }
+      try source.element(named: "virtualcaps")?.set("caps", fixed)
+      return source
+    } catch {
+      RevueLog.log(.error, "VirtualDevices", "cannot make a virtual camera for \(fixed): \(error)")
+      return nil
+    }
+  }
+
+  /// The gst-launch description of a virtual camera's chain for caps `structure`, ending in a
+  /// capsfilter named `virtualcaps` (to be set to the caps).
+  static func cameraChain(for structure: Structure) -> String {
+    let source = "videotestsrc is-live=true"
+    guard structure.name != "video/x-raw" else { return "\(source) ! capsfilter name=virtualcaps" }
+    var raw = "video/x-raw,format=I420"
+    for field in ["width", "height", "framerate"] {
+      if let value = structure[field] { raw += ",\(field)=\(value)" }
+    }
+    let encoder =
+      structure.name == "image/jpeg"
+      ? "jpegenc"
+      : Gst.hasElement("x264enc")
+        ? "x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30" : "openh264enc complexity=low"
+    return "\(source) ! \(raw) ! \(encoder) ! capsfilter name=virtualcaps"
+  }
+}

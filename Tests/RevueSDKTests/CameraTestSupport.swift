@@ -1,0 +1,59 @@
+import Foundation
+import GStreamer
+import RevueSDK
+import Synchronization
+import Testing
+
+/// A renderer whose frames a test awaits.
+final class FrameStream: VideoRenderer {
+  let frames: AsyncStream<PixelBuffer>
+  private let continuation: AsyncStream<PixelBuffer>.Continuation
+  private let counter = Mutex(0)
+
+  init() { (frames, continuation) = AsyncStream.makeStream(of: PixelBuffer.self, bufferingPolicy: .bufferingNewest(4)) }
+
+  func render(pixelBuffer: PixelBuffer) {
+    counter.withLock { $0 += 1 }
+    continuation.yield(pixelBuffer)
+  }
+
+  var count: Int { counter.withLock { $0 } }
+
+  /// The next frame that satisfies `condition`.
+  func next(where condition: (PixelBuffer) -> Bool = { _ in true }) async -> PixelBuffer? {
+    for await frame in frames where condition(frame) { return frame }
+    return nil
+  }
+}
+
+/// Virtual cameras made for one test, each with an id of its own.
+enum TestCameras {
+  /// Adds a virtual camera of a shipped profile under a fresh id and waits until the SDK lists it.
+  static func add(_ profileName: String) async throws -> CaptureDevice {
+    var profile = try CameraProfile.named(profileName)
+    profile.profileName = "\(profileName)-\(UInt32.random(in: 0..<UInt32.max))"
+    let events = CameraCapturer.deviceEvents
+    let id = VirtualDevices.addCamera(profile)
+    if let device = try await CameraCapturer.captureDevices().first(where: { $0.id == id }) { return device }
+    for await event in events {
+      if case .added(let device) = event, device.id == id { return device }
+    }
+    throw CancellationError()
+  }
+
+  /// Waits for the event `matching` after running `action`.
+  static func expectDeviceEvent(_ matching: @escaping (DeviceEvent) -> Bool, after action: () -> Void) async {
+    let events = CameraCapturer.deviceEvents
+    action()
+    for await event in events where matching(event) { return }
+  }
+
+  /// The camera events of `capturer` from now on, until one matches.
+  static func waitForEvent(
+    _ capturer: VideoCapturer, _ matching: @escaping (VideoCapturer.Event) -> Bool, after action: () async throws -> Void
+  ) async throws {
+    let events = capturer.events
+    try await action()
+    for await event in events where matching(event) { return }
+  }
+}
