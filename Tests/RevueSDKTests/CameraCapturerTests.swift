@@ -34,3 +34,189 @@ import Testing
     _ = track
   }
 }
+
+extension CameraCapturerTests {
+  /// Luma of the top-left and top-right pixels.
+  static func topCorners(_ frame: PixelBuffer) throws -> (left: UInt8, right: UInt8) {
+    try frame.withPlane(0) { bytes, _ in (bytes[0], bytes[frame.width - 1]) }
+  }
+
+  @Test func optionsOfAStoppedCameraAreOnlyRecorded() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0])
+      let wanted = capturer.options.copyWith(dimensions: .h1080_169, fps: 15)
+      #expect(try await capturer.set(options: wanted) == false)
+      #expect(capturer.options == wanted)
+      #expect(capturer.device == nil)
+      try await capturer.startCapture()
+      let frame = try #require(await renderer.next())
+      #expect(frame.dimensions == .h1080_169)
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+
+  @Test func newResolutionAppliesWithoutStoppingTheTrack() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0])
+      try await capturer.startCapture()
+      _ = try #require(await renderer.next { $0.dimensions == .h720_169 })
+      let events = capturer.events
+      #expect(try await capturer.set(options: capturer.options.copyWith(dimensions: .h1080_169)) == true)
+      _ = try #require(await renderer.next { $0.dimensions == .h1080_169 })
+      #expect(capturer.dimensions == .h1080_169)
+      #expect(capturer.captureState == .capturing)
+      try await capturer.stopCapture()
+      var seen: [VideoCapturer.Event] = []
+      for await event in events {
+        seen.append(event)
+        if event == .state(.idle) { break }
+      }
+      // One size change, and the only state change is the final stop.
+      #expect(seen == [.dimensions(.h1080_169), .state(.idle)])
+      _ = track
+    }
+  }
+
+  @Test func quickCallsCoalesceToTheLast() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0])
+      try await capturer.startCapture()
+      let opensBefore = VirtualDevices.openCount(devices[0].id)
+      let options = capturer.options
+      // Each call changes the options at once: waiting for that orders the calls.
+      let first = Task { try await capturer.set(options: options.copyWith(dimensions: .h360_169)) }
+      while capturer.options.dimensions != .h360_169 { await Task.yield() }
+      let second = Task { try await capturer.set(options: options.copyWith(dimensions: .h540_169)) }
+      while capturer.options.dimensions != .h540_169 { await Task.yield() }
+      let third = try await capturer.set(options: options.copyWith(dimensions: .h1080_169))
+      #expect(try await [first.value, second.value, third] == [false, false, true])
+      #expect(capturer.options.dimensions == .h1080_169)
+      #expect(VirtualDevices.openCount(devices[0].id) == opensBefore + 1)
+      _ = try #require(await renderer.next { $0.dimensions == .h1080_169 })
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+}
+
+extension CameraCapturerTests {
+  @Test func switchingPositionFollowsTheSeed() async throws {
+    try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
+      let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(position: .front))
+      let capturer = try #require(track.capturer as? CameraCapturer)
+      #expect(try await CameraCapturer.canSwitchPosition())
+      // Stopped: only recorded.
+      #expect(try await capturer.switchCameraPosition() == false)
+      #expect(capturer.position == .back)
+      try await capturer.startCapture()
+      #expect(capturer.device?.position == .back)
+      #expect(try await capturer.set(cameraPosition: .front) == true)
+      #expect(capturer.device?.position == .front)
+      #expect(capturer.options.device == nil)
+      #expect(try await capturer.switchCameraPosition() == true)
+      #expect(capturer.device?.position == .back)
+      try await capturer.stopCapture()
+    }
+  }
+
+  @Test func noCameraThatWayThrowsBeforeAnythingChanges() async throws {
+    try await TestCameras.with(["laptop-integrated"]) { devices in
+      let (track, capturer, _) = Self.track(on: devices[0])
+      try await capturer.startCapture()
+      let before = (capturer.options, capturer.position)
+      await #expect(throws: CameraCapturerError.deviceNotAvailable) { try await capturer.set(cameraPosition: .back) }
+      #expect(capturer.options == before.0 && capturer.position == before.1)
+      #expect(try await CameraCapturer.canSwitchPosition() == false)
+      // A device that is not there (unplugged) while running.
+      let gone = try await TestCameras.add("usb-720p-webcam")
+      await TestCameras.remove([gone])
+      await #expect(throws: CameraCapturerError.deviceNotAvailable) {
+        try await capturer.set(options: capturer.options.copyWith(device: gone))
+      }
+      #expect(capturer.options == before.0)
+      #expect(capturer.device == devices[0])
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+
+  @Test func busyCameraKeepsTheOldOneAndRestoresOptions() async throws {
+    try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0])
+      try await capturer.startCapture()
+      let before = (capturer.options, capturer.position)
+      VirtualDevices.setBusy(devices[1].id, true)
+      defer { VirtualDevices.setBusy(devices[1].id, false) }
+      let changed = Task { try await capturer.set(options: capturer.options.copyWith(device: devices[1])) }
+      while capturer.options.device != devices[1] { await Task.yield() }  // changed at once
+      #expect(try await changed.value == false)
+      #expect(capturer.options == before.0 && capturer.position == before.1)
+      #expect(capturer.device == devices[0])
+      #expect(capturer.captureState == .capturing)
+      _ = try #require(await renderer.next())
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+
+  @Test func downgradeIsReportedEachTimeTheCameraSettles() async throws {
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
+      let (track, capturer, _) = Self.track(on: devices[0], CameraCaptureOptions(dimensions: .h1080_169))
+      let events = capturer.events
+      try await capturer.startCapture()
+      #expect(try await capturer.set(options: capturer.options.copyWith(dimensions: .h2160_169)) == true)
+      try await capturer.stopCapture()
+      var downgrades: [VideoCapturer.Event] = []
+      var sizes: [Dimensions?] = []
+      for await event in events {
+        switch event {
+        case .downgradedResolution: downgrades.append(event)
+        case .dimensions(let size): sizes.append(size)
+        default: break
+        }
+        if event == .state(.idle) { break }
+      }
+      #expect(
+        downgrades == [
+          .downgradedResolution(requested: .h1080_169, actual: .h720_169),
+          .downgradedResolution(requested: .h2160_169, actual: .h720_169),
+        ])
+      #expect(sizes == [.h720_169])  // the size did not change
+      _ = track
+    }
+  }
+
+  @Test func mirroringMirrorsWhatIsSent() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0])
+      try await capturer.startCapture()
+      let plain = try Self.topCorners(try #require(await renderer.next()))
+      #expect(try await capturer.set(options: capturer.options.copyWith(isMirrored: true)) == true)
+      let flipped = await renderer.next { ((try? Self.topCorners($0)).map { $0.left < $0.right }) ?? false }
+      let mirrored = try Self.topCorners(try #require(flipped))
+      #expect(plain.left > plain.right + 50)  // SMPTE bars: grey on the left, blue on the right
+      #expect(abs(Int(mirrored.left) - Int(plain.right)) < 8 && abs(Int(mirrored.right) - Int(plain.left)) < 8)
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+
+  @Test func frameRateAboveTheCameraRepeatsFrames() async throws {
+    try await TestCameras.with(["laptop-integrated"]) { devices in
+      // MJPEG 1280x720 gives at most 30 fps: 60 are sent, each picture twice.
+      let (track, capturer, renderer) = Self.track(on: devices[0], CameraCaptureOptions(fps: 60))
+      try await capturer.startCapture()
+      #expect(capturer.format?.maxFrameRate == 30)
+      var stamps: [UInt64] = []
+      for await frame in renderer.frames {
+        if let pts = frame.timestamp?.nanoseconds { stamps.append(pts) }
+        if stamps.count == 7 { break }
+      }
+      let gaps = zip(stamps.dropFirst(), stamps).map { Double($0 - $1) / 1e6 }
+      #expect(gaps.allSatisfy { abs($0 - 1000.0 / 60) < 1 }, "gaps \(gaps) ms")
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+}

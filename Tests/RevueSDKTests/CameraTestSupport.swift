@@ -41,6 +41,31 @@ enum TestCameras {
     throw CancellationError()
   }
 
+  /// Runs `body` with virtual cameras of `profiles`, then removes them and waits until the SDK
+  /// no longer lists them (so the next test does not see them).
+  static func with<T>(_ profiles: [String], _ body: ([CaptureDevice]) async throws -> T) async throws -> T {
+    var devices: [CaptureDevice] = []
+    for profile in profiles { devices.append(try await add(profile)) }
+    do {
+      let result = try await body(devices)
+      await remove(devices)
+      return result
+    } catch {
+      await remove(devices)
+      throw error
+    }
+  }
+
+  /// Removes virtual cameras and waits until the SDK no longer lists them.
+  static func remove(_ devices: [CaptureDevice]) async {
+    for device in devices {
+      let events = CameraCapturer.deviceEvents
+      VirtualDevices.remove(device.id)
+      guard (try? await CameraCapturer.captureDevices().contains(device)) == true else { continue }
+      for await event in events where event == .removed(device) { break }
+    }
+  }
+
   /// Waits for the event `matching` after running `action`.
   static func expectDeviceEvent(_ matching: @escaping (DeviceEvent) -> Bool, after action: () -> Void) async {
     let events = CameraCapturer.deviceEvents

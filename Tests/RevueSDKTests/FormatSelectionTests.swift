@@ -34,6 +34,8 @@ import Testing
     Row(profile: "laptop-integrated", asked: (848, 480, 30), encoding: .jpeg, size: (848, 480), cameraRate: 30, downgrade: false),
     Row(profile: "laptop-integrated", asked: (848, 480, 20), encoding: .raw(.yuy2), size: (848, 480), cameraRate: 20, downgrade: false),
     Row(profile: "laptop-integrated", asked: (1920, 1080, 30), encoding: .jpeg, size: (1280, 720), cameraRate: 30, downgrade: true),
+    // No format reaches 60: the one that comes closest (MJPEG at 30, not YUY2 at 10).
+    Row(profile: "laptop-integrated", asked: (1280, 720, 60), encoding: .jpeg, size: (1280, 720), cameraRate: 30, downgrade: false),
     // A camera module with rate ranges: the rate asked, inside the range.
     Row(profile: "csi-camera-module", asked: (1920, 1080, 30), encoding: .raw(.nv12), size: (1920, 1080), cameraRate: 30, downgrade: false),
     Row(profile: "csi-camera-module", asked: (640, 480, 60), encoding: .raw(.nv12), size: (640, 480), cameraRate: 60, downgrade: false),

@@ -14,8 +14,9 @@ enum FormatSelection {
   /// The format closest to `dimensions` at `fps`:
   /// 1. `preferred`, when the device has it;
   /// 2. else, ranked: the aspect ratio matches; the frame rate is reachable; the smallest
-  ///    |Δwidth| + |Δheight|; then raw before compressed (MJPEG, then H.264), so a compressed
-  ///    format wins only when the raw one cannot reach the rate at that size.
+  ///    |Δwidth| + |Δheight|; the rate closest to the one asked, when none reaches it; then raw
+  ///    before compressed (MJPEG, then H.264), so a compressed format wins only when the raw one
+  ///    cannot reach the rate at that size.
   ///
   /// Grey formats are left out unless the device has nothing else (an infrared camera).
   /// The frame rate is clamped to what the format offers. nil when the device has no format.
@@ -35,12 +36,12 @@ enum FormatSelection {
     var aspectMismatch: Int
     var rateUnreachable: Int
     var distance: Int32
-    var encodingCost: Int
     var rateShortfall: Double
+    var encodingCost: Int
 
     static func < (lhs: Rank, rhs: Rank) -> Bool {
-      (lhs.aspectMismatch, lhs.rateUnreachable, lhs.distance, lhs.encodingCost, lhs.rateShortfall)
-        < (rhs.aspectMismatch, rhs.rateUnreachable, rhs.distance, rhs.encodingCost, rhs.rateShortfall)
+      (lhs.aspectMismatch, lhs.rateUnreachable, lhs.distance, lhs.rateShortfall, lhs.encodingCost)
+        < (rhs.aspectMismatch, rhs.rateUnreachable, rhs.distance, rhs.rateShortfall, rhs.encodingCost)
     }
   }
 
@@ -53,8 +54,8 @@ enum FormatSelection {
       aspectMismatch: abs(aspect - wanted) < 0.02 ? 0 : 1,
       rateUnreachable: reachable ? 0 : 1,
       distance: abs(size.width - target.width) + abs(size.height - target.height),
-      encodingCost: cost(format.encoding),
-      rateShortfall: fps.map { max(0, $0 - format.maxFrameRate) } ?? 0)
+      rateShortfall: fps.map { max(0, $0 - format.maxFrameRate) } ?? 0,
+      encodingCost: cost(format.encoding))
   }
 
   /// Cheaper encodings first: raw 4:2:0 passes through, YUY2 is converted, JPEG and H.264 are decoded.
