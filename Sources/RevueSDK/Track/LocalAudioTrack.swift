@@ -19,6 +19,18 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
       name: name, source: .unknown, capturer: AudioBufferCapturer(format: .standard), format: .standard)
   }
 
+  /// The microphone's track; the microphone starts with ``LocalParticipant/setMicrophone(enabled:)``.
+  /// - Parameters:
+  ///   - name: the track's name; `microphone` by default.
+  ///   - options: the microphone, preset and voice processing.
+  public static func createMicrophoneTrack(
+    name: String = "microphone", options: AudioCaptureOptions = AudioCaptureOptions()
+  ) -> LocalAudioTrack {
+    LocalAudioTrack(
+      name: name, source: .microphone, capturer: MicrophoneCapturer(options: options, format: .standard),
+      format: .standard)
+  }
+
   func deliver(_ buffer: AudioPCMBuffer) {
     if !isMuted { render(buffer) }
   }

@@ -1,0 +1,146 @@
+import Synchronization
+
+/// This process's participant: the camera and microphone tracks, which exist before they run,
+/// and the switches that turn them on and off.
+///
+/// ``setCamera(enabled:options:)`` and ``setMicrophone(enabled:)`` return at once:
+/// ``isCameraActive`` and ``isMicrophoneActive`` change at once, and the device follows a short
+/// delay after the last call, applying only the final state. When the device cannot start, the
+/// flag goes back to false; nothing is thrown.
+public final class LocalParticipant: Sendable {
+  /// How long a switch waits for a later one before the device follows.
+  static let switchDelay: Duration = .milliseconds(150)
+
+  /// The camera's track.
+  public let cameraTrack: LocalVideoTrack
+  /// The microphone's track.
+  public let microphoneTrack: LocalAudioTrack
+
+  private let camera = DeviceSwitch()
+  private let microphone = DeviceSwitch()
+
+  init() {
+    cameraTrack = LocalVideoTrack.createCameraTrack()
+    microphoneTrack = LocalAudioTrack.createMicrophoneTrack()
+    watchCamera()
+  }
+
+  private var cameraCapturer: CameraCapturer { cameraTrack.capturer as! CameraCapturer }
+
+  /// Whether the camera is on, or about to be: changes at once with ``setCamera(enabled:options:)``,
+  /// and goes back to false when the camera cannot start or stops by itself (unplugged).
+  public var isCameraActive: Bool { camera.isActive }
+
+  /// Whether the microphone is on, or about to be.
+  public var isMicrophoneActive: Bool { microphone.isActive }
+
+  /// Turns the camera on or off. When `options` are given, the camera uses them (as
+  /// ``CameraCapturer/set(options:)`` does); when they cannot be applied, it starts with the
+  /// options it had.
+  public func setCamera(enabled: Bool, options: CameraCaptureOptions? = nil) {
+    let capturer = cameraCapturer
+    camera.request(enabled) { [camera] enabled in
+      if enabled {
+        if let options {
+          if capturer.captureState == .capturing {
+            _ = try? await capturer.set(options: options)
+            return
+          }
+          let previous = capturer.options
+          capturer.record(options)
+          do {
+            try await capturer.startCapture()
+            return
+          } catch {
+            RevueLog.log(.warning, "LocalParticipant", "the camera options cannot be applied (\(error)); using the previous ones")
+            capturer.record(previous)
+          }
+        }
+        do {
+          try await capturer.startCapture()
+        } catch {
+          RevueLog.log(.warning, "LocalParticipant", "the camera cannot start: \(error)")
+          camera.fail()
+        }
+      } else {
+        try? await capturer.stopCapture()
+      }
+    }
+  }
+
+  /// Turns the microphone on or off.
+  public func setMicrophone(enabled: Bool) {
+    let capturer = microphoneTrack.capturer!
+    microphone.request(enabled) { [microphone] enabled in
+      do {
+        if enabled { try await capturer.startCapture() } else { try await capturer.stopCapture() }
+      } catch {
+        RevueLog.log(.warning, "LocalParticipant", "the microphone cannot start: \(error)")
+        microphone.fail()
+      }
+    }
+  }
+
+  /// Follows the camera when it stops or resumes by itself (unplugged, plugged back).
+  private func watchCamera() {
+    let events = cameraCapturer.events
+    Task { [camera] in
+      for await event in events {
+        switch event {
+        case .interrupted: camera.deviceStopped()
+        case .state(.capturing): camera.deviceResumed()
+        default: break
+        }
+      }
+    }
+  }
+}
+
+/// One device's on/off switch: the flag changes at once; the device follows after the delay,
+/// applying only the last request, one change at a time.
+final class DeviceSwitch: Sendable {
+  private struct State {
+    var active = false
+    /// What the user asked for last.
+    var wanted = false
+    var generation: UInt64 = 0
+    /// The change in progress, awaited by the next one.
+    var running: Task<Void, Never>?
+  }
+
+  private let state = Mutex(State())
+
+  var isActive: Bool { state.withLock { $0.active } }
+
+  /// Records `enabled`; after the delay, unless a later request came, runs `apply` (after any
+  /// change still running).
+  func request(_ enabled: Bool, apply: @escaping @Sendable (Bool) async -> Void) {
+    state.withLock { state in
+      state.active = enabled
+      state.wanted = enabled
+      state.generation += 1
+      let generation = state.generation
+      let previous = state.running
+      state.running = Task { [weak self] in
+        try? await Task.sleep(for: LocalParticipant.switchDelay)
+        await previous?.value
+        guard let self, self.state.withLock({ $0.generation == generation }) else { return }
+        await apply(enabled)
+      }
+    }
+  }
+
+  /// The device could not start: the flag goes back to false.
+  func fail() {
+    state.withLock { state in
+      state.active = false
+      state.wanted = false
+    }
+  }
+
+  /// The device stopped by itself: the flag turns false, the wish stays (to resume).
+  func deviceStopped() { state.withLock { $0.active = false } }
+
+  /// The device runs again: the flag turns true when the user still wants it.
+  func deviceResumed() { state.withLock { $0.active = $0.wanted } }
+}
