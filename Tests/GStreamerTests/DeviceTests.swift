@@ -24,9 +24,10 @@ extension GStreamerSuite {
 
     @Test func monitorListsDevicesOfAClass() throws {
       let name = Self.uniqueName()
-      _ = try DeviceProvider.register(
+      let provider = try DeviceProvider.register(
         name: name, longName: "Test cameras", classes: "Video/Source",
         devices: [try camera("a", caps: "video/x-raw, format=YUY2, width=640, height=480, framerate=30/1")])
+      defer { provider.remove(id: "a") }  // Later suites list every camera of the process.
       let monitor = DeviceMonitor()
       monitor.addFilter(classes: "Video/Source")
       let devices = monitor.devices.filter { $0.displayName == "Test Camera a" }
@@ -42,9 +43,10 @@ extension GStreamerSuite {
 
     @Test func deviceMakesAWorkingElement() async throws {
       let name = Self.uniqueName()
-      _ = try DeviceProvider.register(
+      let provider = try DeviceProvider.register(
         name: name, longName: "Test cameras", classes: "Video/Source",
         devices: [try camera("b", caps: "video/x-raw, width=320, height=240")])
+      defer { provider.remove(id: "b") }  // Later suites list every camera of the process.
       let monitor = DeviceMonitor()
       monitor.addFilter(classes: "Video/Source")
       let device = try #require(monitor.devices.first { $0.displayName == "Test Camera b" })

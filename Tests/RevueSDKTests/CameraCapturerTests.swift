@@ -19,19 +19,20 @@ import Testing
   }
 
   @Test func mjpegCameraDeliversFramesOfTheChosenSize() async throws {
-    let device = try await TestCameras.add("usb-720p-webcam")
-    let (track, capturer, renderer) = Self.track(on: device)
-    try await capturer.startCapture()
-    #expect(capturer.captureState == .capturing)
-    #expect(capturer.device == device)
-    #expect(capturer.format?.encoding == .jpeg)
-    let frame = try #require(await renderer.next())
-    #expect(frame.dimensions == Dimensions(width: 1280, height: 720))
-    #expect(capturer.dimensions == Dimensions(width: 1280, height: 720))
-    try await capturer.stopCapture()
-    #expect(capturer.device == nil)
-    #expect(capturer.dimensions == nil)
-    _ = track
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0])
+      try await capturer.startCapture()
+      #expect(capturer.captureState == .capturing)
+      #expect(capturer.device == devices[0])
+      #expect(capturer.format?.encoding == .jpeg)
+      let frame = try #require(await renderer.next())
+      #expect(frame.dimensions == Dimensions(width: 1280, height: 720))
+      #expect(capturer.dimensions == Dimensions(width: 1280, height: 720))
+      try await capturer.stopCapture()
+      #expect(capturer.device == nil)
+      #expect(capturer.dimensions == nil)
+      _ = track
+    }
   }
 }
 
@@ -84,11 +85,11 @@ extension CameraCapturerTests {
       try await capturer.startCapture()
       let opensBefore = VirtualDevices.openCount(devices[0].id)
       let options = capturer.options
-      // Each call changes the options at once: waiting for that orders the calls.
-      let first = Task { try await capturer.set(options: options.copyWith(dimensions: .h360_169)) }
-      while capturer.options.dimensions != .h360_169 { await Task.yield() }
-      let second = Task { try await capturer.set(options: options.copyWith(dimensions: .h540_169)) }
-      while capturer.options.dimensions != .h540_169 { await Task.yield() }
+      // Each call changes the options before it first suspends: immediate tasks order the calls.
+      let first = Task.immediate { try await capturer.set(options: options.copyWith(dimensions: .h360_169)) }
+      #expect(capturer.options.dimensions == .h360_169)
+      let second = Task.immediate { try await capturer.set(options: options.copyWith(dimensions: .h540_169)) }
+      #expect(capturer.options.dimensions == .h540_169)
       let third = try await capturer.set(options: options.copyWith(dimensions: .h1080_169))
       #expect(try await [first.value, second.value, third] == [false, false, true])
       #expect(capturer.options.dimensions == .h1080_169)
@@ -148,8 +149,8 @@ extension CameraCapturerTests {
       let before = (capturer.options, capturer.position)
       VirtualDevices.setBusy(devices[1].id, true)
       defer { VirtualDevices.setBusy(devices[1].id, false) }
-      let changed = Task { try await capturer.set(options: capturer.options.copyWith(device: devices[1])) }
-      while capturer.options.device != devices[1] { await Task.yield() }  // changed at once
+      let changed = Task.immediate { try await capturer.set(options: capturer.options.copyWith(device: devices[1])) }
+      #expect(capturer.options.device == devices[1])  // changed at once
       #expect(try await changed.value == false)
       #expect(capturer.options == before.0 && capturer.position == before.1)
       #expect(capturer.device == devices[0])

@@ -75,7 +75,8 @@ enum TestCameras {
 
   /// The camera events of `capturer` from now on, until one matches.
   static func waitForEvent(
-    _ capturer: VideoCapturer, _ matching: @escaping (VideoCapturer.Event) -> Bool, after action: () async throws -> Void
+    _ capturer: VideoCapturer, _ matching: @escaping (VideoCapturer.Event) -> Bool,
+    after action: () async throws -> Void
   ) async throws {
     let events = capturer.events
     try await action()

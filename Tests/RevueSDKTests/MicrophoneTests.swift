@@ -9,7 +9,9 @@ import Testing
 final class AudioStream: AudioRenderer {
   let buffers: AsyncStream<AudioPCMBuffer>
   private let continuation: AsyncStream<AudioPCMBuffer>.Continuation
-  init() { (buffers, continuation) = AsyncStream.makeStream(of: AudioPCMBuffer.self, bufferingPolicy: .bufferingNewest(8)) }
+  init() {
+    (buffers, continuation) = AsyncStream.makeStream(of: AudioPCMBuffer.self, bufferingPolicy: .bufferingNewest(8))
+  }
   func render(pcmBuffer: AudioPCMBuffer) { continuation.yield(pcmBuffer) }
 }
 
@@ -55,7 +57,8 @@ final class AudioStream: AudioRenderer {
   @Test func microphoneWithVoiceProcessingDeliversTheTrackFormat() async throws {
     let device = try await Self.microphone()
     defer { VirtualDevices.remove(device.id) }
-    let track = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: device, highpassFilter: true))
+    let track = LocalAudioTrack.createMicrophoneTrack(
+      options: AudioCaptureOptions(device: device, highpassFilter: true))
     let renderer = AudioStream()
     track.add(audioRenderer: renderer)
     let capturer = try #require(track.capturer as? MicrophoneCapturer)

@@ -205,10 +205,11 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   /// Runs on the control queue: reopens the camera with the current options, or keeps the old
   /// one and restores its options when the new one cannot be opened.
   private func applySwitch(generation: UInt64) -> Bool {
-    guard let (options, position, old) = state.withLock({ state in
-      state.generation == generation && state.session != nil
-        ? (state.options, state.position, state.session!) : nil
-    })
+    guard
+      let (options, position, old) = state.withLock({ state in
+        state.generation == generation && state.session != nil
+          ? (state.options, state.position, state.session!) : nil
+      })
     else { return false }
     let target = Self.device(for: options, position: position)
     do {
@@ -247,17 +248,24 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   private func open(options: CameraCaptureOptions, position: CameraPosition) throws(DeviceError) -> CameraSession {
     let cameras = DeviceWatcher.shared.all.filter { $0.kind == .camera }
     guard !cameras.isEmpty else { throw DeviceError(.cameraNotFound, "there is no camera") }
+    var namedError: DeviceError?
     if let named = options.device, let present = cameras.first(where: { $0 == named }) {
       do {
         return try open(device: present, options: options)
       } catch {
         RevueLog.log(.warning, "CameraCapturer", "\(error); using the camera for position \(position)")
+        namedError = error
       }
     }
-    guard let fallback = Self.camera(facing: position, strictly: false) else {
-      throw DeviceError(.cameraNotFound, "there is no colour camera (only infrared ones)")
+    guard let fallback = Self.camera(facing: position, strictly: false), fallback != options.device else {
+      throw namedError ?? DeviceError(.cameraNotFound, "there is no colour camera with a usable format")
     }
-    return try open(device: fallback, options: options)
+    do {
+      return try open(device: fallback, options: options)
+    } catch {
+      // The camera asked for says more than the stand-in.
+      throw namedError ?? error
+    }
   }
 
   private func open(device: CaptureDevice, options: CameraCaptureOptions) throws(DeviceError) -> CameraSession {
@@ -276,7 +284,8 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     try session.start()
     RevueLog.log(
       .info, "CameraCapturer",
-      "\(device.name): \(choice.format.encoding) \(choice.dimensions) at \(FrameRateRange.format(choice.cameraFrameRate)) fps")
+      "\(device.name): \(choice.format.encoding) \(choice.dimensions) at \(FrameRateRange.format(choice.cameraFrameRate)) fps"
+    )
     return session
   }
 
@@ -288,10 +297,10 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     return camera(facing: position, strictly: false)
   }
 
-  /// The first colour camera facing `position` (any for `.unspecified`); when not `strictly`,
+  /// The first colour camera with a usable format facing `position` (any for `.unspecified`); when not `strictly`,
   /// any colour camera when none faces that way.
   static func camera(facing position: CameraPosition, strictly: Bool) -> CaptureDevice? {
-    let cameras = DeviceWatcher.shared.all.filter { $0.kind == .camera && !$0.isInfrared }
+    let cameras = DeviceWatcher.shared.all.filter { $0.kind == .camera && !$0.isInfrared && !$0.formats.isEmpty }
     if position == .unspecified { return cameras.first }
     return cameras.first { $0.position == position } ?? (strictly ? nil : cameras.first)
   }

@@ -135,6 +135,7 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
     } else {
       chain += " ! audio/x-raw,channels=\(channels)"
     }
-    return chain + " ! audioconvert ! capsfilter name=formatcaps ! appsink name=sink sync=false enable-last-sample=false"
+    return chain
+      + " ! audioconvert ! capsfilter name=formatcaps ! appsink name=sink sync=false enable-last-sample=false"
   }
 }

@@ -28,7 +28,8 @@ public struct CameraProfile: Sendable, Equatable {
     var bus = ""
     var structures: [Structure] = []
     for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-      let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+      let line =
+        rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
         .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
       guard !line.isEmpty else { continue }
       let place = "\(file):\(index + 1)"

@@ -144,23 +144,25 @@ public enum VirtualDevices {
   /// Unplugs a virtual device: the monitor reports it removed, and elements reading it stop with
   /// an error, as a V4L2 camera's do.
   public static func unplug(_ id: String) {
-    guard let entry = entries.withLock({ entries -> Entry? in
-      guard entries[id]?.isPlugged == true else { return nil }
-      entries[id]?.isPlugged = false
-      entries[id]?.epoch += 1
-      return entries[id]
-    })
+    guard
+      let entry = entries.withLock({ entries -> Entry? in
+        guard entries[id]?.isPlugged == true else { return nil }
+        entries[id]?.isPlugged = false
+        entries[id]?.epoch += 1
+        return entries[id]
+      })
     else { return }
     provider(for: entry.info)?.remove(id: id)
   }
 
   /// Plugs a virtual device back: the monitor reports it added, with the same id.
   public static func replug(_ id: String) {
-    guard let entry = entries.withLock({ entries -> Entry? in
-      guard entries[id]?.isPlugged == false else { return nil }
-      entries[id]?.isPlugged = true
-      return entries[id]
-    })
+    guard
+      let entry = entries.withLock({ entries -> Entry? in
+        guard entries[id]?.isPlugged == false else { return nil }
+        entries[id]?.isPlugged = true
+        return entries[id]
+      })
     else { return }
     provider(for: entry.info)?.add(entry.info)
   }

@@ -16,10 +16,14 @@ public final class LocalParticipant: Sendable {
   /// The microphone's track.
   public let microphoneTrack: LocalAudioTrack
 
-  private let camera = DeviceSwitch()
-  private let microphone = DeviceSwitch()
+  private let broadcast = Broadcast<Event>()
+  private let camera: DeviceSwitch
+  private let microphone: DeviceSwitch
 
   init() {
+    let broadcast = self.broadcast
+    camera = DeviceSwitch { broadcast.send(.cameraActive($0)) }
+    microphone = DeviceSwitch { broadcast.send(.microphoneActive($0)) }
     cameraTrack = LocalVideoTrack.createCameraTrack()
     microphoneTrack = LocalAudioTrack.createMicrophoneTrack()
     watchCamera()
@@ -33,6 +37,18 @@ public final class LocalParticipant: Sendable {
 
   /// Whether the microphone is on, or about to be.
   public var isMicrophoneActive: Bool { microphone.isActive }
+
+  /// A change of ``isCameraActive`` or ``isMicrophoneActive``.
+  public enum Event: Sendable, Hashable {
+    /// ``isCameraActive`` changed to this value.
+    case cameraActive(Bool)
+    /// ``isMicrophoneActive`` changed to this value.
+    case microphoneActive(Bool)
+  }
+
+  /// The changes of the two flags from now on, in order: for code without a main loop, and to
+  /// learn that a device could not start.
+  public var events: AsyncStream<Event> { broadcast.subscribe() }
 
   /// Turns the camera on or off. When `options` are given, the camera uses them (as
   /// ``CameraCapturer/set(options:)`` does); when they cannot be applied, it starts with the
@@ -52,7 +68,8 @@ public final class LocalParticipant: Sendable {
             try await capturer.startCapture()
             return
           } catch {
-            RevueLog.log(.warning, "LocalParticipant", "the camera options cannot be applied (\(error)); using the previous ones")
+            RevueLog.log(
+              .warning, "LocalParticipant", "the camera options cannot be applied (\(error)); using the previous ones")
             capturer.record(previous)
           }
         }
@@ -109,14 +126,24 @@ final class DeviceSwitch: Sendable {
   }
 
   private let state = Mutex(State())
+  private let changed: @Sendable (Bool) -> Void
+
+  /// A switch that calls `changed` (under its lock, so in order) whenever the flag changes.
+  init(changed: @escaping @Sendable (Bool) -> Void) { self.changed = changed }
 
   var isActive: Bool { state.withLock { $0.active } }
+
+  private func setActive(_ active: Bool, in state: inout State) {
+    guard state.active != active else { return }
+    state.active = active
+    changed(active)
+  }
 
   /// Records `enabled`; after the delay, unless a later request came, runs `apply` (after any
   /// change still running).
   func request(_ enabled: Bool, apply: @escaping @Sendable (Bool) async -> Void) {
     state.withLock { state in
-      state.active = enabled
+      setActive(enabled, in: &state)
       state.wanted = enabled
       state.generation += 1
       let generation = state.generation
@@ -133,14 +160,14 @@ final class DeviceSwitch: Sendable {
   /// The device could not start: the flag goes back to false.
   func fail() {
     state.withLock { state in
-      state.active = false
+      setActive(false, in: &state)
       state.wanted = false
     }
   }
 
   /// The device stopped by itself: the flag turns false, the wish stays (to resume).
-  func deviceStopped() { state.withLock { $0.active = false } }
+  func deviceStopped() { state.withLock { setActive(false, in: &$0) } }
 
   /// The device runs again: the flag turns true when the user still wants it.
-  func deviceResumed() { state.withLock { $0.active = $0.wanted } }
+  func deviceResumed() { state.withLock { setActive($0.wanted, in: &$0) } }
 }
