@@ -9,6 +9,8 @@ enum Command: Equatable {
   case check(json: Bool)
   /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]`: measured against gst-launch.
   case bench(scenarios: [String], frames: Int, runs: Int, json: String?)
+  /// `revue devices [--json]`: cameras and microphones with their formats.
+  case devices(json: Bool)
   /// `revue help` or `--help`.
   case help
 
@@ -22,6 +24,8 @@ enum Command: Equatable {
       bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
                        (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90
+      devices [--json] list the cameras and microphones with their formats (set
+                       REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       help             show this text
     """
 
@@ -45,6 +49,16 @@ enum Command: Equatable {
       return .check(json: json)
     case "bench":
       return try parseBench(options)
+    case "devices":
+      var json = false
+      for option in options {
+        switch option {
+        case "--json": json = true
+        case "--help", "-h": return .help
+        default: throw UsageError(description: "devices: unknown option '\(option)'")
+        }
+      }
+      return .devices(json: json)
     default:
       throw UsageError(description: "unknown command '\(name)'")
     }
@@ -92,6 +106,7 @@ enum Command: Equatable {
     switch self {
     case .help: print(Command.usage)
     case .check(let json): try await CheckCommand(json: json).run()
+    case .devices(let json): try await DevicesCommand(json: json).run()
     case .bench(let scenarios, let frames, let runs, let json):
       try await BenchCommand(
         scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,

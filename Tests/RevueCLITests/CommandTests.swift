@@ -50,10 +50,13 @@ import Testing
       .appendingPathComponent("revue")
   }
 
-  private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+  private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    status: Int32, output: String, error: String
+  ) {
     let process = Process()
     process.executableURL = Self.executable
     process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output
@@ -95,5 +98,28 @@ import Testing
     let result = try run(["fly"])
     #expect(result.status == 2)
     #expect(result.error.hasPrefix("revue: unknown command 'fly'\n"))
+  }
+
+  @Test func devicesListsEveryVirtualProfileWithItsFormats() throws {
+    let result = try run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "all"])
+    #expect(result.status == 0, "\(result.error)")
+    for name in ["USB 720p Webcam", "USB 1080p Webcam", "Integrated Camera", "Integrated IR Camera", "CSI Camera Module"] {
+      #expect(result.output.contains(name), "\(name) missing")
+    }
+    #expect(result.output.contains("MJPEG 1920x1080 @ 30,24,20,15,10,7.5,5 fps"))
+    #expect(result.output.contains("NV12 3840x2160 @ 1-15 fps"))
+    #expect(result.output.contains("H264 1280x720"))
+    let json = try run(["devices", "--json"], environment: ["REVUE_VIRTUAL_CAMERAS": "csi-camera-module"])
+    let devices = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+    let camera = try #require(devices.first { $0["id"] as? String == "virtual:csi-camera-module" })
+    #expect(camera["position"] as? String == "back")
+    #expect((camera["formats"] as? [Any])?.count == 10)
+  }
+
+  @Test func devicesWithAnUnknownProfileFailsWithOneLine() throws {
+    let result = try run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "no-such-camera"])
+    #expect(result.status == 1)
+    #expect(result.error.hasPrefix("revue: no camera profile 'no-such-camera'"))
+    #expect(result.error.split(separator: "\n").count == 1)
   }
 }

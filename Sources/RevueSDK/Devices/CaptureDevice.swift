@@ -37,7 +37,7 @@ public struct FrameRateRange: Sendable, Hashable, CustomStringConvertible {
   }
 
   static func format(_ rate: Double) -> String {
-    rate == rate.rounded() ? String(Int(rate)) : String(format: "%.2f", rate)
+    rate == rate.rounded() ? String(Int(rate)) : String(format: "%g", rate)
   }
 }
 
