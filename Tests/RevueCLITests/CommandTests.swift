@@ -86,6 +86,11 @@ import Testing
     let elements = try #require(object["elements"] as? [[String: Any]])
     #expect(elements.contains { $0["factory"] as? String == "rtpbin" && $0["present"] as? Bool == true })
     #expect((object["selfTest"] as? [String: Any])?["framesReceived"] as? Int == 30)
+    // No camera on these machines: the virtual one, said so.
+    let camera = try #require(object["camera"] as? [String: Any])
+    #expect(camera["frames"] as? Int == 30)
+    #expect(camera["width"] as? Int == 1280 && camera["height"] as? Int == 720)
+    if camera["virtual"] as? Bool == true { #expect(result.error.contains("using the virtual camera")) }
   }
 
   @Test func benchSmokeRun() throws {
@@ -103,7 +108,9 @@ import Testing
   @Test func devicesListsEveryVirtualProfileWithItsFormats() throws {
     let result = try run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "all"])
     #expect(result.status == 0, "\(result.error)")
-    for name in ["USB 720p Webcam", "USB 1080p Webcam", "Integrated Camera", "Integrated IR Camera", "CSI Camera Module"] {
+    for name in [
+      "USB 720p Webcam", "USB 1080p Webcam", "Integrated Camera", "Integrated IR Camera", "CSI Camera Module",
+    ] {
       #expect(result.output.contains(name), "\(name) missing")
     }
     #expect(result.output.contains("MJPEG 1920x1080 @ 30,24,20,15,10,7.5,5 fps"))

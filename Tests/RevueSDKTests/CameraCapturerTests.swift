@@ -221,3 +221,33 @@ extension CameraCapturerTests {
     }
   }
 }
+
+extension CameraCapturerTests {
+  @Test func h264CameraIsDecoded() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let h264 = try #require(devices[0].formats.first { $0.encoding == .h264 && $0.dimensions == .h720_169 })
+      let (track, capturer, renderer) = Self.track(on: devices[0], CameraCaptureOptions(preferredFormat: h264))
+      try await capturer.startCapture()
+      #expect(capturer.format == h264)
+      let frame = try #require(await renderer.next())
+      #expect(frame.dimensions == .h720_169)
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+}
+
+extension CameraCapturerTests {
+  @Test func optionsAreCopiedWithChanges() async throws {
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
+      let options = CameraCaptureOptions(device: devices[0], position: .front)
+      #expect(options.dimensions == .h720_169 && options.fps == 30 && !options.isMirrored)
+      let copy = options.copyWith(dimensions: .h1080_169, fps: 15)
+      #expect(copy.device == devices[0] && copy.position == .front)
+      #expect(copy.dimensions == .h1080_169 && copy.fps == 15)
+      #expect(options.copyWith(fps: 10).device == devices[0])  // left out: kept
+      #expect(options.copyWith(device: .some(nil)).device == nil)  // .some(nil): cleared
+      #expect(options.copyWith(isMirrored: true).isMirrored)
+    }
+  }
+}

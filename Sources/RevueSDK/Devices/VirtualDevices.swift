@@ -67,6 +67,34 @@ public enum VirtualDevices {
     return try addCameras(value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
   }
 
+  /// The profile of the virtual camera used when a machine has none: a common USB 2.0 webcam.
+  public static let defaultProfile = "usb-720p-webcam"
+
+  /// The first colour camera of the machine; when it has none, the virtual camera of
+  /// ``defaultProfile`` (added now, and said so in the log).
+  /// - Returns: the camera, and whether it is virtual.
+  public static func cameraOrVirtual() async throws -> (device: CaptureDevice, isVirtual: Bool) {
+    if let camera = CameraCapturer.camera(facing: .unspecified, strictly: false) {
+      return (camera, camera.id.hasPrefix("virtual:"))
+    }
+    let device = try await camera(profile: defaultProfile)
+    RevueLog.log(.info, "VirtualDevices", "no camera on this machine: using the virtual camera \(defaultProfile)")
+    return (device, true)
+  }
+
+  /// Adds the virtual camera of a profile (a shipped name or a `.caps` path) and waits until
+  /// the device monitor lists it.
+  /// - Throws: ``RevueError`` naming a profile that does not exist or is malformed.
+  public static func camera(profile: String) async throws -> CaptureDevice {
+    let events = DeviceWatcher.shared.events()
+    let id = addCamera(try CameraProfile.named(profile))
+    if let device = DeviceWatcher.shared.device(id: id, kind: .camera) { return device }
+    for await event in events {
+      if case .added(let device) = event, device.id == id { return device }
+    }
+    throw RevueError(.invalidState, "the virtual camera \(profile) did not appear")
+  }
+
   /// Adds a virtual camera for each profile name or `.caps` path; `all` adds every shipped profile.
   /// - Returns: the ids of the cameras added.
   /// - Throws: ``RevueError`` naming a profile that does not exist or is malformed; none is added then.

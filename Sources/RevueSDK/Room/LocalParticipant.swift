@@ -9,7 +9,7 @@ import Synchronization
 /// flag goes back to false; nothing is thrown.
 public final class LocalParticipant: Sendable {
   /// How long a switch waits for a later one before the device follows.
-  static let switchDelay: Duration = .milliseconds(150)
+  static let switchDelay: Duration = .milliseconds(100)
 
   /// The camera's track.
   public let cameraTrack: LocalVideoTrack

@@ -13,6 +13,8 @@ struct BenchCommand {
     case captureBGRA = "capture-bgra"
     /// 1920×1080 NV12 frames turned by 90° by the capturer.
     case captureRotate90 = "capture-rotate90"
+    /// The virtual camera's MJPEG 1280×720 at 30 fps, decoded, to a renderer (live: real time).
+    case cameraMJPEG = "camera-mjpeg"
 
     /// What the scenario measures, for the report.
     var title: String {
@@ -20,6 +22,7 @@ struct BenchCommand {
       case .captureNV12: "1080p NV12 → renderer (no copy)"
       case .captureBGRA: "1080p BGRA → NV12"
       case .captureRotate90: "1080p NV12 turned 90°"
+      case .cameraMJPEG: "camera MJPEG 720p30 → renderer"
       }
     }
 
@@ -35,6 +38,12 @@ struct BenchCommand {
       case .captureRotate90:
         return
           "\(source),format=NV12 ! imagefreeze num-buffers=\(frames) ! videoflip video-direction=90r ! fakesink sync=false"
+          .split(separator: " ").map(String.init)
+      case .cameraMJPEG:
+        // The virtual camera's own chain, then what a camera pipeline of gst-launch does with it.
+        return
+          ("videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1"
+          + " ! jpegenc ! image/jpeg,width=1280,height=720,framerate=30/1 ! jpegdec ! videoconvert ! fakesink sync=false")
           .split(separator: " ").map(String.init)
       }
     }
@@ -67,7 +76,15 @@ struct BenchCommand {
       var revue: [Measurement] = []
       var reference: [Measurement] = []
       var copies = 0
+      var firstFrames: [Double] = []
       for _ in 0..<runs {
+        if scenario == .cameraMJPEG {
+          let (measurement, firstFrame) = try await measureCamera()
+          revue.append(measurement)
+          firstFrames.append(firstFrame)
+          reference.append(try measureGstLaunch(scenario.gstLaunch(frames: frames)!))
+          continue
+        }
         let (measurement, copied) = try await measureRevue(scenario)
         revue.append(measurement)
         copies += copied
@@ -84,6 +101,16 @@ struct BenchCommand {
       if scenario == .captureNV12 {
         print("  frames whose pixels were copied on the way to the renderer: \(copies) of \(frames * runs)")
       }
+      if scenario == .cameraMJPEG {
+        let perSecond = { (measurement: Measurement) in measurement.cpuMillisecondsPerFrame * 30 / 1000 }
+        let cpuRatio = theirs.map { ours.cpuMillisecondsPerFrame / $0.cpuMillisecondsPerFrame }
+        print(
+          "  CPU seconds per second of video: revue \(format(perSecond(ours), 0, digits: 3)), gst-launch "
+            + "\(format(theirs.map(perSecond), 0, digits: 3)), ratio \(format(cpuRatio, 0, digits: 3)) (target ≤ 1.05)")
+        print(
+          "  first frame after setCamera(enabled: true): \(format(firstFrames.sorted()[firstFrames.count / 2], 0)) ms (median; 100 ms of it is the switch's debounce)"
+        )
+      }
       var row: [String: Any] = [
         "scenario": scenario.rawValue, "revueFramesPerSecond": ours.framesPerSecond,
         "revueCPUMillisecondsPerFrame": ours.cpuMillisecondsPerFrame,
@@ -94,6 +121,7 @@ struct BenchCommand {
         row["ratio"] = ratio
       }
       if scenario == .captureNV12 { row["framesCopied"] = copies }
+      if scenario == .cameraMJPEG { row["firstFrameMilliseconds"] = firstFrames.sorted()[firstFrames.count / 2] }
       rows.append(row)
     }
     if let jsonPath {
@@ -141,6 +169,33 @@ struct BenchCommand {
     return (
       Measurement(framesPerSecond: Double(frames) / elapsed, cpuMillisecondsPerFrame: cpu * 1000 / Double(frames)),
       counts.copied
+    )
+  }
+
+  /// Turns the virtual camera on through the participant's switch and counts `frames` frames at
+  /// a renderer: the rate, the CPU per frame, and the milliseconds to the first frame.
+  private func measureCamera() async throws -> (Measurement, Double) {
+    let device = try await VirtualDevices.camera(profile: VirtualDevices.defaultProfile)
+    let participant = Room().localParticipant!
+    let capturer = participant.cameraTrack.capturer as! CameraCapturer
+    _ = try await capturer.set(options: CameraCaptureOptions(device: device, dimensions: .h720_169, fps: 30))
+    let counter = FrameCounter(until: frames + 1)
+    participant.cameraTrack.add(videoRenderer: counter)
+    let switchedOn = ContinuousClock.now
+    participant.setCamera(enabled: true)
+    let first = await counter.waitForFirst()
+    let (cpuBefore, start) = (Self.cpuSeconds(RUSAGE_SELF), Date())
+    await counter.waitForAll()
+    let elapsed = Date().timeIntervalSince(start)
+    let cpu = Self.cpuSeconds(RUSAGE_SELF) - cpuBefore
+    try await capturer.stopCapture()
+    guard capturer.format?.encoding == .jpeg || capturer.format == nil else {
+      throw RevueError(.invalidState, "the camera did not use MJPEG")
+    }
+    let toFirst = first - switchedOn
+    return (
+      Measurement(framesPerSecond: Double(frames) / elapsed, cpuMillisecondsPerFrame: cpu * 1000 / Double(frames)),
+      Double(toFirst.components.seconds) * 1000 + Double(toFirst.components.attoseconds) / 1e15
     )
   }
 

@@ -1,5 +1,6 @@
 import Foundation
 import RevueSDK
+import Synchronization
 
 /// `revue check`: what the node needs from GStreamer, and whether it works on this machine.
 struct CheckCommand {
@@ -19,10 +20,12 @@ struct CheckCommand {
   func run() async throws {
     let statuses = NodeElements.check()
     let selfTest = try await NodeElements.runSelfTest()
+    let camera = try await CameraTest.run(frames: 30)
     if json {
-      printJSON(statuses, selfTest)
+      printJSON(statuses, selfTest, camera)
     } else {
       printTable(statuses, selfTest)
+      print(camera.summary)
     }
     let missing = statuses.filter { $0.requirement.isEssential && !$0.isInstalled }
     if !missing.isEmpty { throw MissingElements(missing: missing) }
@@ -48,7 +51,7 @@ struct CheckCommand {
       "test pipeline: \(selfTest.framesReceived) frames through VP8 and RTP and back (\(selfTest.caps ?? "no caps"))")
   }
 
-  private func printJSON(_ statuses: [NodeElements.Status], _ selfTest: NodeElements.SelfTest) {
+  private func printJSON(_ statuses: [NodeElements.Status], _ selfTest: NodeElements.SelfTest, _ camera: CameraTest) {
     let elements: [[String: Any]] = statuses.map { status in
       var entry: [String: Any] = [
         "factory": status.requirement.factory, "purpose": status.requirement.purpose,
@@ -61,9 +64,90 @@ struct CheckCommand {
     let object: [String: Any] = [
       "gstreamer": NodeElements.gstreamerVersion, "elements": elements,
       "selfTest": ["framesReceived": selfTest.framesReceived, "caps": selfTest.caps as Any? ?? NSNull()],
+      "camera": [
+        "id": camera.device.id, "name": camera.device.name, "virtual": camera.isVirtual, "frames": camera.frames,
+        "width": Int(camera.dimensions?.width ?? 0), "height": Int(camera.dimensions?.height ?? 0),
+        "format": camera.format.map(\.description) as Any? ?? NSNull(),
+        "firstFrameMilliseconds": camera.firstFrameMilliseconds,
+      ],
     ]
     if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
       print(String(decoding: data, as: UTF8.self))
     }
+  }
+}
+
+/// The camera part of `revue check`: the first camera (the virtual one when the machine has
+/// none) turned on through the participant's switch, until it delivered some frames.
+struct CameraTest {
+  var device: CaptureDevice
+  var isVirtual: Bool
+  var frames: Int
+  var dimensions: Dimensions?
+  var format: CaptureFormat?
+  /// From `setCamera(enabled: true)` to the first frame at the renderer (the switch's debounce included).
+  var firstFrameMilliseconds: Double
+
+  /// One line for the table.
+  var summary: String {
+    let size = dimensions.map(\.description) ?? "no frame"
+    let source = isVirtual ? " (virtual: this machine has no camera)" : ""
+    return "camera: \(frames) frames \(size) from \(device.name)\(source), \(format.map { "\($0.encoding)" } ?? "?"), "
+      + "first frame \(String(format: "%.0f", firstFrameMilliseconds)) ms after setCamera(enabled: true)"
+  }
+
+  /// Captures `frames` frames.
+  static func run(frames: Int) async throws -> CameraTest {
+    let (device, isVirtual) = try await VirtualDevices.cameraOrVirtual()
+    if isVirtual {
+      FileHandle.standardError.write(Data("revue: no camera found: using the virtual camera \(device.name)\n".utf8))
+    }
+    let participant = Room().localParticipant!
+    let capturer = participant.cameraTrack.capturer as! CameraCapturer
+    _ = try await capturer.set(options: capturer.options.copyWith(device: device))
+    let counter = FrameCounter(until: frames)
+    participant.cameraTrack.add(videoRenderer: counter)
+    let start = ContinuousClock.now
+    participant.setCamera(enabled: true)
+    let first = await counter.waitForFirst()
+    await counter.waitForAll()
+    let test = CameraTest(
+      device: device, isVirtual: isVirtual, frames: counter.count, dimensions: capturer.dimensions,
+      format: capturer.format,
+      firstFrameMilliseconds: Double((first - start).components.attoseconds) / 1e15
+        + Double((first - start).components.seconds) * 1000)
+    try await capturer.stopCapture()
+    return test
+  }
+}
+
+/// Counts frames and tells when the first one and the `until`-th one came.
+final class FrameCounter: VideoRenderer {
+  private let state = Mutex((count: 0, first: ContinuousClock.Instant?.none))
+  private let target: Int
+  private let firstFrame = AsyncStream<ContinuousClock.Instant>.makeStream()
+  private let allFrames = AsyncStream<Void>.makeStream()
+
+  init(until target: Int) { self.target = target }
+
+  var count: Int { state.withLock { $0.count } }
+
+  func render(pixelBuffer: PixelBuffer) {
+    let now = ContinuousClock.now
+    let count = state.withLock { state in
+      state.count += 1
+      return state.count
+    }
+    if count == 1 { firstFrame.continuation.yield(now) }
+    if count == target { allFrames.continuation.yield() }
+  }
+
+  func waitForFirst() async -> ContinuousClock.Instant {
+    for await instant in firstFrame.stream { return instant }
+    return .now
+  }
+
+  func waitForAll() async {
+    for await _ in allFrames.stream { return }
   }
 }

@@ -18,7 +18,9 @@ struct DevicesCommand {
       print("cameras:")
       if cameras.isEmpty { print("  none") }
       for camera in cameras {
-        print("  \(camera.name)  id=\(camera.id)  position=\(camera.position.rawValue)\(camera.isInfrared ? "  (infrared)" : "")")
+        print(
+          "  \(camera.name)  id=\(camera.id)  position=\(camera.position.rawValue)\(camera.isInfrared ? "  (infrared)" : "")"
+        )
         for line in Self.formatLines(camera.formats) { print("    \(line)") }
       }
       print("microphones:")
