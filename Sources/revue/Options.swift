@@ -23,7 +23,7 @@ enum Command: Equatable {
                        and run a test pipeline (test pattern, VP8 encode and decode)
       bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
-                       (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90
+                       (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90 camera-mjpeg
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       help             show this text
