@@ -79,6 +79,19 @@ static inline GstMiniObject *cgst_mini_object(gpointer object) { return GST_MINI
 static inline gint cgst_mini_object_refcount(gpointer object) { return GST_MINI_OBJECT_REFCOUNT_VALUE(object); }
 static inline gint cgst_object_refcount(gpointer object) { return GST_OBJECT_REFCOUNT_VALUE(object); }
 
+// MARK: - Sockets (g_object_get and g_object_set are variadic)
+
+/// Gives `to` (a udpsink or udpsrc) the socket `from` has bound, so that both use one port.
+/// Returns FALSE when `from` has no socket yet.
+static inline gboolean cgst_share_socket(GstElement *from, GstElement *to) {
+  GObject *socket = NULL;
+  g_object_get(from, "used-socket", &socket, NULL);
+  if (socket == NULL) return FALSE;
+  g_object_set(to, "socket", socket, "close-socket", FALSE, NULL);
+  g_object_unref(socket);
+  return TRUE;
+}
+
 // MARK: - Clock time
 
 static inline GstClockTime cgst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }

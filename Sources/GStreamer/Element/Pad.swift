@@ -141,6 +141,9 @@ public final class Pad: Object, @unchecked Sendable {
     public var buffer: Buffer?
     /// The event's type name (`eos`, `caps`, `segment`…), for event probes.
     public var eventName: String?
+    /// The sizes in bytes of the buffers of a buffer list, for buffer-list probes (payloaders
+    /// push lists).
+    public var listSizes: [Int]?
   }
 
   /// Calls `handler` on the streaming thread for the data `type` selects, until it returns
@@ -174,10 +177,15 @@ extension Trampolines {
     let box = Unmanaged<ProbeBox>.fromOpaque(userData!).takeUnretainedValue()
     let info = info!
     let type = Pad.ProbeType(rawValue: info.pointee.type.rawValue)
-    var probe = Pad.ProbeInfo(type: type, buffer: nil, eventName: nil)
+    var probe = Pad.ProbeInfo(type: type, buffer: nil, eventName: nil, listSizes: nil)
     let original = info.pointee.data
     if type.contains(.buffer), let data = original {
       probe.buffer = Buffer(retaining: data.assumingMemoryBound(to: GstBuffer.self))
+    } else if type.contains(.bufferList), let data = original {
+      let list = OpaquePointer(data)
+      probe.listSizes = (0..<gst_buffer_list_length(list)).map {
+        Int(gst_buffer_get_size(gst_buffer_list_get(list, $0)))
+      }
     } else if !type.isDisjoint(with: [.eventDownstream, .eventUpstream]), let data = original {
       let event = data.assumingMemoryBound(to: GstEvent.self)
       probe.eventName = String(cString: gst_event_type_get_name(event.pointee.type))

@@ -17,6 +17,13 @@ public final class LocalParticipant: Sendable {
   public let microphoneTrack: LocalAudioTrack
 
   private let broadcast = Broadcast<Event>()
+  private let roomReference = Mutex(WeakRoom(room: nil))
+
+  /// The room the participant belongs to.
+  var room: WeakRoom {
+    get { roomReference.withLock { $0 } }
+    set { roomReference.withLock { $0 = newValue } }
+  }
   private let camera: DeviceSwitch
   private let microphone: DeviceSwitch
 
@@ -83,6 +90,21 @@ public final class LocalParticipant: Sendable {
         try? await capturer.stopCapture()
       }
     }
+  }
+
+  /// Publishes a video track to the room's destination: encoding starts at once and sends
+  /// every frame the track delivers. Publishing does not start the capturer.
+  /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start.
+  public func publish(videoTrack: LocalVideoTrack, options: VideoPublishOptions = VideoPublishOptions()) async throws
+    -> LocalTrackPublication
+  {
+    guard let room = room.room else { throw RevueError(.invalidState, "the participant's room is gone") }
+    return try room.publish(videoTrack, options: options)
+  }
+
+  /// Stops a publication; the track and its capturer go on.
+  public func unpublish(publication: LocalTrackPublication) async {
+    room.room?.unpublish(publication)
   }
 
   /// Turns the microphone on or off.

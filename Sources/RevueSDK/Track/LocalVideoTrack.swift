@@ -9,6 +9,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
 
   private let processorBox = Mutex<(any VideoProcessor)?>(nil)
   private let placeholder = Mutex<PixelBuffer?>(nil)
+  private let senders = Mutex<[VideoSender]>([])
 
   init(name: String, source: Source, capturer: VideoCapturer) {
     self.capturer = capturer
@@ -65,10 +66,20 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   }
 
   func deliver(_ frame: PixelBuffer) {
+    let sent: PixelBuffer
     if isMuted {
-      if let placeholder = mutePlaceholder { render(placeholder) }
-      return
+      guard let placeholder = mutePlaceholder else { return }
+      sent = placeholder
+    } else {
+      sent = frame
     }
-    render(frame)
+    render(sent)
+    for sender in senders.withLock({ $0 }) { sender.send(sent) }
   }
+
+  /// Starts handing every delivered frame to `sender` (a publication's).
+  func attach(_ sender: VideoSender) { senders.withLock { $0.append(sender) } }
+
+  /// Stops handing frames to `sender`.
+  func detach(_ sender: VideoSender) { senders.withLock { $0.removeAll { $0 === sender } } }
 }

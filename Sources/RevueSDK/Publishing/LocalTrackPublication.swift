@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+
+/// A local track sent to the room's destination: its RTP/RTCP ports, codec and statistics.
+public final class LocalTrackPublication: Sendable {
+  /// What a publication has sent.
+  public struct Statistics: Sendable, Hashable {
+    /// Frames the encoder produced.
+    public var framesEncoded: Int
+    /// Of those, keyframes.
+    public var keyframes: Int
+    /// RTP packets sent.
+    public var packetsSent: Int
+    /// RTP bytes sent (headers included).
+    public var bytesSent: Int
+    /// Bits per second since the previous read of the statistics (or since the start).
+    public var bitrate: Double
+  }
+
+  /// The publication's id.
+  public let sid: String
+  /// The track published.
+  public let track: LocalVideoTrack
+  /// The codec.
+  public let codec: VideoCodec
+  /// The encoding sent.
+  public let encoding: VideoEncoding
+  /// The destination's RTP port (RTCP is the next one).
+  public let port: Int
+  /// The RTP synchronization source of the stream.
+  public var ssrc: UInt32 { sender.ssrc }
+  /// The RTP payload type.
+  public var payloadType: Int { sender.payloadType }
+
+  let sender: VideoSender
+  private let lastRead = Mutex((bytes: 0, time: ContinuousClock.now))
+
+  init(track: LocalVideoTrack, codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int) throws(RevueError) {
+    sid = "PU_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
+    self.track = track
+    self.codec = codec
+    self.encoding = encoding
+    self.port = port
+    sender = try VideoSender(codec: codec, encoding: encoding, host: host, port: port)
+    track.attach(sender)
+  }
+
+  /// The counters now, and the bitrate since the previous read.
+  public var statistics: Statistics {
+    let counters = sender.statistics
+    let now = ContinuousClock.now
+    let bitrate = lastRead.withLock { last in
+      let elapsed = now - last.time
+      let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+      defer { last = (counters.bytesSent, now) }
+      return seconds > 0 ? Double(counters.bytesSent - last.bytes) * 8 / seconds : 0
+    }
+    return Statistics(
+      framesEncoded: counters.framesEncoded, keyframes: counters.keyframes, packetsSent: counters.packetsSent,
+      bytesSent: counters.bytesSent, bitrate: bitrate)
+  }
+
+  /// Stops sending.
+  func stop() {
+    track.detach(sender)
+    sender.stop()
+  }
+
+  /// The SDP media section a receiver opens for this publication.
+  func sdpMedia() -> String {
+    var lines = [
+      "m=video \(port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
+      "a=rtcp:\(port + 1)", "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir",
+      "a=framerate:\(encoding.maxFps)", "a=ssrc:\(ssrc) cname:\(Self.cname)", "a=sendonly",
+    ]
+    if codec == .h264 {
+      lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2)
+    }
+    return lines.joined(separator: "\r\n")
+  }
+
+  /// The RTCP CNAME of this process's streams.
+  static let cname = "revue-\(ProcessInfo.processInfo.processIdentifier)@\(ProcessInfo.processInfo.hostName)"
+}

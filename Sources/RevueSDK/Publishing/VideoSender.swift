@@ -1,0 +1,112 @@
+import GStreamer
+import Synchronization
+
+/// The send pipeline of one video publication:
+/// `appsrc ! queue ! videoconvert ! encoder ! payloader ! rtpbin ! udpsink` with RTCP both ways:
+/// sender reports go out from the socket that receives the receiver reports (symmetric RTCP), and
+/// no receiving port of the destination is ever bound here.
+final class VideoSender: Sendable {
+  /// What the sender has done so far.
+  struct Counters: Sendable, Hashable {
+    var framesEncoded = 0
+    var keyframes = 0
+    var packetsSent = 0
+    var bytesSent = 0
+  }
+
+  let codec: VideoCodec
+  let ssrc: UInt32
+  let payloadType = 96
+  private let pipeline: Pipeline
+  private let source: AppSrc
+  private let counters = Locked(Counters())
+
+  /// Builds and starts the pipeline, sending to `host`: RTP to `port`, RTCP to `port + 1`.
+  /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
+  init(codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int) throws(RevueError) {
+    self.codec = codec
+    ssrc = UInt32.random(in: 1..<UInt32.max)
+    let keyframeInterval = max(1, encoding.maxFps * 2)
+    let encoder: String
+    let payloader: String
+    switch codec {
+    case .vp8:
+      encoder =
+        "vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
+        + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default threads=2"
+      payloader = "rtpvp8pay name=payloader picture-id-mode=15-bit"
+    case .h264:
+      encoder =
+        Gst.hasElement("x264enc")
+        ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
+          + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
+        : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)"
+      payloader = "h264parse ! rtph264pay name=payloader config-interval=-1 aggregate-mode=zero-latency"
+    }
+    let description = """
+      appsrc name=source is-live=true format=time do-timestamp=true min-latency=0 \
+      ! queue max-size-buffers=2 leaky=downstream ! videoconvert ! video/x-raw,format=I420 ! \(encoder) \
+      ! \(payloader) pt=\(payloadType) ssrc=\(ssrc) mtu=1200 ! rtpbin.send_rtp_sink_0 \
+      rtpbin name=rtpbin rtp-profile=avpf \
+      rtpbin.send_rtp_src_0 ! udpsink name=rtpout host=\(host) port=\(port) sync=false async=false \
+      rtpbin.send_rtcp_src_0 ! udpsink name=rtcpout host=\(host) port=\(port + 1) sync=false async=false \
+      udpsrc name=rtcpin port=0 address=0.0.0.0 ! rtpbin.recv_rtcp_sink_0
+      """
+    do {
+      pipeline = try Pipeline(parsing: description)
+      source = try pipeline.element(named: "source", as: AppSrc.self)
+      // RTCP in and out on one socket: bind it first, then share it.
+      let rtcpIn = try pipeline.element(named: "rtcpin", as: Element.self)
+      try rtcpIn.setState(.ready)
+      try rtcpIn.shareSocket(with: try pipeline.element(named: "rtcpout", as: Element.self))
+    } catch {
+      throw RevueError(.gstreamer, "cannot build the \(codec) sender", underlying: error)
+    }
+    let counters = self.counters
+    pipeline.element(named: "encoder")?.staticPad("src")?.addProbe(.buffer) { _, info in
+      let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
+      counters.value.withLock { counters in
+        counters.framesEncoded += 1
+        if isKey { counters.keyframes += 1 }
+      }
+      return .ok
+    }
+    pipeline.element(named: "rtpout")?.staticPad("sink")?.addProbe([.buffer, .bufferList]) { _, info in
+      let sizes = info.listSizes ?? [info.buffer?.size ?? 0]
+      counters.value.withLock { counters in
+        counters.packetsSent += sizes.count
+        counters.bytesSent += sizes.reduce(0, +)
+      }
+      return .ok
+    }
+    do {
+      try pipeline.play()
+    } catch {
+      pipeline.stop()
+      throw RevueError(.gstreamer, "the \(codec) sender to \(host):\(port) cannot start", underlying: error)
+    }
+  }
+
+  deinit { pipeline.stop() }
+
+  /// The counters now.
+  var statistics: Counters { counters.value.withLock { $0 } }
+
+  /// Sends a frame (its buffer is shared, not copied); drops it, logged, when the pipeline refuses.
+  func send(_ frame: PixelBuffer) {
+    do {
+      try source.push(sample: Sample(buffer: frame.buffer, caps: frame.caps))
+    } catch {
+      RevueLog.log(.debug, "Publication", "frame dropped: the \(codec) sender refused it (\(error))")
+    }
+  }
+
+  /// Stops sending.
+  func stop() { pipeline.stop() }
+}
+
+/// A value behind a lock, shareable by reference (for closures that outlive the owner's borrow).
+final class Locked<Value: Sendable>: Sendable {
+  let value: Mutex<Value>
+  init(_ value: Value) { self.value = Mutex(value) }
+}

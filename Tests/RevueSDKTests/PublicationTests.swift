@@ -1,0 +1,90 @@
+import Foundation
+import GStreamer
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(1))) struct PublicationTests {
+  init() { TestEnvironment.prepare() }
+
+  /// An even port pair that nothing on this machine listens on now.
+  static func freePort() -> Int { 2 * Int.random(in: 12_000..<30_000) }
+
+  /// Starts `gst-launch-1.0` with `arguments`; the task returns its exit status.
+  static func gstLaunch(_ arguments: String) throws -> Task<Int32, Never> {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
+    process.arguments = ["-q"] + arguments.split(separator: " ").map(String.init)
+    let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)
+    process.terminationHandler = { continuation.yield($0.terminationStatus) }
+    try process.run()
+    return Task {
+      for await status in exits { return status }
+      return -1
+    }
+  }
+
+  @Test(arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+      let port = Self.freePort()
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let publication = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      #expect(publication.port == port)
+      let sdp = room.sdp
+      #expect(sdp.contains("m=video \(port) RTP/AVPF 96"))
+      #expect(sdp.contains("a=rtpmap:96 \(codec == .vp8 ? "VP8" : "H264")/90000"))
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-\(port).sdp")
+      try sdp.write(to: file, atomically: true, encoding: .utf8)
+      defer { try? FileManager.default.removeItem(at: file) }
+      // A plain gst-launch receiver built from the SDP: it exits after 30 decoded frames.
+      let depay = codec == .vp8 ? "rtpvp8depay ! vp8dec" : "rtph264depay ! avdec_h264"
+      let receiver = try Self.gstLaunch(
+        "filesrc location=\(file.path) ! sdpdemux latency=50 ! \(depay) ! fakesink num-buffers=30 sync=false")
+      try await capturer.startCapture()
+      #expect(await receiver.value == 0)
+      let statistics = publication.statistics
+      #expect(statistics.framesEncoded >= 30)
+      #expect(statistics.keyframes >= 1)
+      #expect(statistics.packetsSent >= 30 && statistics.bytesSent > 1000)
+      try await capturer.stopCapture()
+      await participant.unpublish(publication: publication)
+    }
+  }
+
+  @Test func badDestinationsAreRefusedBeforeAnythingStarts() async throws {
+    let room = Room()
+    for (url, words) in [
+      ("http://127.0.0.1:5004", "use rtp://HOST:PORT"), ("rtp://127.0.0.1", "even port"),
+      ("rtp://127.0.0.1:5005", "even port"), ("rtp://no-such-host.invalid:5004", "cannot resolve host"),
+    ] {
+      await #expect {
+        try await room.connect(to: URL(string: url)!)
+      } throws: { error in "\(error)".contains(words) }
+    }
+    let participant = try #require(room.localParticipant)
+    await #expect {
+      _ = try await participant.publish(videoTrack: LocalVideoTrack.createBufferTrack())
+    } throws: { error in "\(error)".contains("connect the room first") }
+    #expect(room.publications.isEmpty)
+  }
+
+  @Test func bufferTrackPublishesAtTheBitrateForItsSizeAndUnpublishes() async throws {
+    let room = Room()
+    try await room.connect(to: URL(string: "rtp://127.0.0.1:\(Self.freePort())")!)
+    let track = LocalVideoTrack.createBufferTrack(name: "frames")
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    let publication = try await room.localParticipant!.publish(videoTrack: track)
+    #expect(publication.encoding == VideoEncoding(maxBitrate: 1_500_000, maxFps: 30))  // 720p, balanced
+    try await capturer.startCapture()
+    let frame = BufferCapturerTests.frame(.nv12, 320, 180)
+    for _ in 0..<10 { capturer.capture(frame) }
+    await room.localParticipant!.unpublish(publication: publication)
+    #expect(room.publications.isEmpty)
+    try await capturer.stopCapture()
+  }
+}
