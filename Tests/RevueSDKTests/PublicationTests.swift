@@ -87,4 +87,33 @@ import Testing
     #expect(room.publications.isEmpty)
     try await capturer.stopCapture()
   }
+
+  @Test func receiverReportsReachTheStatistics() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+      let port = Self.freePort()
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      #expect(publication.localRTCPPort > 0)
+      // A plain rtpbin receiver that sends its reports back to the publication's RTCP socket.
+      let receiver = try Self.gstLaunch(
+        "rtpbin name=bin udpsrc port=\(port) caps=application/x-rtp,media=video,clock-rate=90000,encoding-name=VP8,payload=96"
+          + " ! bin.recv_rtp_sink_0 bin. ! rtpvp8depay ! vp8dec ! fakesink num-buffers=90 sync=false"
+          + " udpsrc port=\(port + 1) ! bin.recv_rtcp_sink_0"
+          + " bin.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=\(publication.localRTCPPort) sync=false async=false")
+      try await capturer.startCapture()
+      #expect(await receiver.value == 0)
+      let statistics = publication.statistics
+      // Loopback loses nothing (the count is negative by one when the first packet came before the report's base).
+      #expect(try #require(statistics.packetsLost) <= 0)
+      #expect(statistics.fractionLost == 0)
+      let roundTrip = try #require(statistics.roundTripTime)
+      #expect(roundTrip < .milliseconds(100))
+      try await capturer.stopCapture()
+      await participant.unpublish(publication: publication)
+    }
+  }
 }

@@ -15,6 +15,14 @@ public final class LocalTrackPublication: Sendable {
     public var bytesSent: Int
     /// Bits per second since the previous read of the statistics (or since the start).
     public var bitrate: Double
+    /// What the latest RTCP receiver report said: the fraction lost since the one before (0…1).
+    public var fractionLost: Double?
+    /// Packets the receiver lost since the start, by its latest report.
+    public var packetsLost: Int?
+    /// The receiver's interarrival jitter, by its latest report.
+    public var jitter: Duration?
+    /// The round-trip time from the latest receiver report that answered a sender report.
+    public var roundTripTime: Duration?
   }
 
   /// The publication's id.
@@ -29,6 +37,8 @@ public final class LocalTrackPublication: Sendable {
   public let port: Int
   /// The RTP synchronization source of the stream.
   public var ssrc: UInt32 { sender.ssrc }
+  /// The local port the publication sends RTCP from and takes receiver reports on.
+  public var localRTCPPort: Int { sender.rtcpPort }
   /// The RTP payload type.
   public var payloadType: Int { sender.payloadType }
 
@@ -57,7 +67,10 @@ public final class LocalTrackPublication: Sendable {
     }
     return Statistics(
       framesEncoded: counters.framesEncoded, keyframes: counters.keyframes, packetsSent: counters.packetsSent,
-      bytesSent: counters.bytesSent, bitrate: bitrate)
+      bytesSent: counters.bytesSent, bitrate: bitrate, fractionLost: counters.report?.fractionLost,
+      packetsLost: counters.report.map { Int($0.packetsLost) },
+      jitter: counters.report.map { .microseconds(Int64($0.jitter) * 1_000_000 / 90_000) },
+      roundTripTime: counters.roundTrip)
   }
 
   /// Stops sending.

@@ -12,11 +12,17 @@ final class VideoSender: Sendable {
     var keyframes = 0
     var packetsSent = 0
     var bytesSent = 0
+    /// The latest receiver report on this stream, if one came.
+    var report: RTCPReportBlock?
+    /// The round-trip time that report gave.
+    var roundTrip: Duration?
   }
 
   let codec: VideoCodec
   let ssrc: UInt32
   let payloadType = 96
+  /// The local port RTCP is sent from and received on.
+  let rtcpPort: Int
   private let pipeline: Pipeline
   private let source: AppSrc
   private let counters = Locked(Counters())
@@ -59,6 +65,7 @@ final class VideoSender: Sendable {
       let rtcpIn = try pipeline.element(named: "rtcpin", as: Element.self)
       try rtcpIn.setState(.ready)
       try rtcpIn.shareSocket(with: try pipeline.element(named: "rtcpout", as: Element.self))
+      rtcpPort = (try? rtcpIn.get("port", as: Int.self)) ?? 0
     } catch {
       throw RevueError(.gstreamer, "cannot build the \(codec) sender", underlying: error)
     }
@@ -76,6 +83,16 @@ final class VideoSender: Sendable {
       counters.value.withLock { counters in
         counters.packetsSent += sizes.count
         counters.bytesSent += sizes.reduce(0, +)
+      }
+      return .ok
+    }
+    let ssrc = self.ssrc
+    pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+      let arrival = RTCPReportBlock.ntpMiddleNow()
+      guard let block = info.buffer?.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
+      counters.value.withLock { counters in
+        counters.report = block
+        counters.roundTrip = block.roundTrip(arrival: arrival) ?? counters.roundTrip
       }
       return .ok
     }

@@ -1,0 +1,89 @@
+internal import CGStreamer
+internal import CGStreamerRTP
+
+/// A report block of an RTCP sender or receiver report: what a receiver says of one stream.
+public struct RTCPReportBlock: Sendable, Hashable {
+  /// The SSRC of the reporter (the packet's sender).
+  public var reporter: UInt32
+  /// The SSRC of the stream reported on.
+  public var ssrc: UInt32
+  /// The fraction of packets lost since the previous report, 0…1.
+  public var fractionLost: Double
+  /// Packets lost since the start (can be negative with duplicates).
+  public var packetsLost: Int32
+  /// The extended highest sequence number received.
+  public var highestSequence: UInt32
+  /// The interarrival jitter, in RTP timestamp units.
+  public var jitter: UInt32
+  /// The middle 32 bits of the NTP time of the last sender report received (0: none yet).
+  public var lastSenderReport: UInt32
+  /// The delay since that sender report, in 1/65536 s.
+  public var delaySinceLastSenderReport: UInt32
+
+  /// The round-trip time this block gives when it arrives at `arrival` (the middle 32 bits of
+  /// the NTP time now), nil when the reporter has not received a sender report yet.
+  public func roundTrip(arrival: UInt32) -> Duration? {
+    guard lastSenderReport != 0 else { return nil }
+    let units = arrival &- lastSenderReport &- delaySinceLastSenderReport
+    guard units < 0x8000_0000 else { return nil }
+    return .nanoseconds(Int64(units) * 1_000_000_000 / 65_536)
+  }
+
+  /// The middle 32 bits of the NTP time now, as report blocks count it.
+  public static func ntpMiddleNow() -> UInt32 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let seconds = UInt64(now.tv_sec) + 2_208_988_800  // NTP counts from 1900
+    let fraction = (UInt64(now.tv_nsec) << 32) / 1_000_000_000
+    return UInt32(truncatingIfNeeded: (seconds << 16) | (fraction >> 16))
+  }
+}
+
+extension Buffer {
+  /// The report blocks of the sender and receiver reports in this RTCP buffer (a compound
+  /// packet); empty when it is not valid RTCP.
+  ///
+  /// The corresponding C functions are `gst_rtcp_buffer_map` and `gst_rtcp_packet_get_rb`.
+  public var rtcpReportBlocks: [RTCPReportBlock] {
+    withPointer { pointer in
+      guard gst_rtcp_buffer_validate(pointer) != 0 else { return [] }
+      var rtcp = GstRTCPBuffer()
+      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return [] }
+      defer { gst_rtcp_buffer_unmap(&rtcp) }
+      var blocks: [RTCPReportBlock] = []
+      var packet = GstRTCPPacket()
+      var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
+      while more {
+        let type = gst_rtcp_packet_get_type(&packet)
+        if type == GST_RTCP_TYPE_RR || type == GST_RTCP_TYPE_SR {
+          var reporter: guint32 = 0
+          if type == GST_RTCP_TYPE_RR {
+            reporter = gst_rtcp_packet_rr_get_ssrc(&packet)
+          } else {
+            var ntp: guint64 = 0
+            var rtp: guint32 = 0
+            var packets: guint32 = 0
+            var octets: guint32 = 0
+            gst_rtcp_packet_sr_get_sender_info(&packet, &reporter, &ntp, &rtp, &packets, &octets)
+          }
+          for index in 0..<gst_rtcp_packet_get_rb_count(&packet) {
+            var ssrc: guint32 = 0
+            var fraction: guint8 = 0
+            var lost: gint32 = 0
+            var highest: guint32 = 0
+            var jitter: guint32 = 0
+            var lsr: guint32 = 0
+            var dlsr: guint32 = 0
+            gst_rtcp_packet_get_rb(&packet, index, &ssrc, &fraction, &lost, &highest, &jitter, &lsr, &dlsr)
+            blocks.append(
+              RTCPReportBlock(
+                reporter: reporter, ssrc: ssrc, fractionLost: Double(fraction) / 256, packetsLost: lost,
+                highestSequence: highest, jitter: jitter, lastSenderReport: lsr, delaySinceLastSenderReport: dlsr))
+          }
+        }
+        more = gst_rtcp_packet_move_to_next(&packet) != 0
+      }
+      return blocks
+    }
+  }
+}
