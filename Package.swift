@@ -23,7 +23,10 @@ let package = Package(
   targets: cModules.map {
     .systemLibrary(name: $0.name, pkgConfig: $0.pkgConfig, providers: [.apt([$0.apt])])
   } + [
-    .target(name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) }),
+    .target(
+      name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) },
+      // gio (part of GLib) reads the sender addresses of received packets.
+      linkerSettings: [.linkedLibrary("gio-2.0")]),
     .target(
       name: "RevueSDK", dependencies: ["GStreamer"],
       resources: [.copy("Resources/Cameras"), .copy("Resources/Pipelines")]),

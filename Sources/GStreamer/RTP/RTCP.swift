@@ -1,4 +1,5 @@
 internal import CGStreamer
+internal import CGStreamerNet
 internal import CGStreamerRTP
 
 /// A report block of an RTCP sender or receiver report: what a receiver says of one stream.
@@ -84,6 +85,73 @@ extension Buffer {
         more = gst_rtcp_packet_move_to_next(&packet) != 0
       }
       return blocks
+    }
+  }
+}
+
+extension Buffer {
+  /// Where a buffer received by `udpsrc` came from (the source keeps it unless
+  /// `retrieve-sender-address` is false); nil when it does not say.
+  ///
+  /// The corresponding C function is `gst_buffer_get_net_address_meta`.
+  public var senderAddress: (host: String, port: Int)? {
+    withPointer { pointer in
+      var host = [CChar](repeating: 0, count: 64)
+      var port: guint16 = 0
+      guard cgst_buffer_sender_address(pointer, &host, &port) != 0 else { return nil }
+      return (String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), Int(port))
+    }
+  }
+}
+
+extension Buffer {
+  /// The CNAMEs of the SDES chunks in this RTCP buffer, by SSRC; empty when it is not valid RTCP.
+  ///
+  /// The corresponding C functions are `gst_rtcp_packet_sdes_first_item` and `gst_rtcp_packet_sdes_get_entry`.
+  public var rtcpCNames: [UInt32: String] {
+    withPointer { pointer in
+      guard gst_rtcp_buffer_validate(pointer) != 0 else { return [:] }
+      var rtcp = GstRTCPBuffer()
+      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return [:] }
+      defer { gst_rtcp_buffer_unmap(&rtcp) }
+      var names: [UInt32: String] = [:]
+      var packet = GstRTCPPacket()
+      var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
+      while more {
+        if gst_rtcp_packet_get_type(&packet) == GST_RTCP_TYPE_SDES {
+          var item = gst_rtcp_packet_sdes_first_item(&packet) != 0
+          while item {
+            let ssrc = gst_rtcp_packet_sdes_get_ssrc(&packet)
+            var entry = gst_rtcp_packet_sdes_first_entry(&packet) != 0
+            while entry {
+              var type = GST_RTCP_SDES_INVALID
+              var length: guint8 = 0
+              var data: UnsafeMutablePointer<guint8>?
+              if gst_rtcp_packet_sdes_get_entry(&packet, &type, &length, &data) != 0, type == GST_RTCP_SDES_CNAME,
+                let data
+              {
+                names[ssrc] = String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+              }
+              entry = gst_rtcp_packet_sdes_next_entry(&packet) != 0
+            }
+            item = gst_rtcp_packet_sdes_next_item(&packet) != 0
+          }
+        }
+        more = gst_rtcp_packet_move_to_next(&packet) != 0
+      }
+      return names
+    }
+  }
+
+  /// Whether this is a valid RTP packet (version 2, a consistent header and padding).
+  ///
+  /// The corresponding C function is `gst_rtp_buffer_map`.
+  public var isValidRTP: Bool {
+    withPointer { pointer in
+      var rtp = GstRTPBuffer()
+      guard gst_rtp_buffer_map(pointer, GST_MAP_READ, &rtp) != 0 else { return false }
+      gst_rtp_buffer_unmap(&rtp)
+      return true
     }
   }
 }

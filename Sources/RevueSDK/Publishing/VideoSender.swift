@@ -61,6 +61,8 @@ final class VideoSender: Sendable {
     do {
       pipeline = try Pipeline(parsing: description)
       source = try pipeline.element(named: "source", as: AppSrc.self)
+      try pipeline.element(named: "rtpbin", as: Element.self).set(
+        "sdes", try Structure(name: "application/x-rtp-source-sdes", ["cname": LocalTrackPublication.cname]))
       // RTCP in and out on one socket: bind it first, then share it.
       let rtcpIn = try pipeline.element(named: "rtcpin", as: Element.self)
       try rtcpIn.setState(.ready)

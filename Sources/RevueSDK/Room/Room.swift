@@ -20,6 +20,7 @@ public final class Room: Sendable {
   }
 
   private let state = Mutex<(destination: Destination?, publications: [LocalTrackPublication])>((nil, []))
+  private let remotes = Mutex<[String: RemoteParticipant]>([:])
 
   /// A room of its own, with a local participant.
   public init() {
@@ -55,6 +56,51 @@ public final class Room: Sendable {
     ]
     lines += publications.map { $0.sdpMedia() }
     return lines.joined(separator: "\r\n") + "\r\n"
+  }
+
+  /// Receives a stream on `rtp://ADDRESS:PORT` (RTP on PORT, RTCP on PORT + 1); each sender
+  /// becomes a ``RemoteParticipant``.
+  /// - Parameters:
+  ///   - codec: the stream's codec (`?codec=h264` in the URL also says it); VP8 by default.
+  ///   - latency: the jitter buffer's latency in milliseconds.
+  /// - Returns: the participant of the stream.
+  /// - Throws: ``RevueError`` for a malformed URL or a port that cannot be bound; nothing starts then.
+  @discardableResult
+  public func listen(on url: URL, codec: VideoCodec? = nil, latency: Int = 50) async throws -> RemoteParticipant {
+    guard url.scheme == "rtp", let host = url.host, let port = url.port, port > 0, port < 65_535 else {
+      throw RevueError(.invalidInput, "cannot listen on '\(url.absoluteString)': use rtp://ADDRESS:PORT")
+    }
+    let named = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "codec" }?.value
+    let chosen =
+      try codec ?? named.map { name throws(RevueError) in
+        guard let codec = VideoCodec(rawValue: name) else {
+          throw RevueError(.invalidInput, "unknown codec '\(name)' (vp8 or h264)")
+        }
+        return codec
+      } ?? .vp8
+    let address = try Self.resolve(host)
+    let frames = FrameRelay()
+    let receiver = try VideoReceiver(address: address, port: port, codec: chosen, latency: latency) {
+      frames.deliver($0)
+    }
+    let track = RemoteVideoTrack(name: "video", codec: chosen, receiver: receiver)
+    frames.track.withLock { $0 = WeakVideoTrack(track: track) }
+    let participant = RemoteParticipant(videoTrack: track)
+    remotes.withLock { $0["rtp:\(port)"] = participant }
+    return participant
+  }
+
+  /// The senders received, by the key their stream was opened with.
+  public var remoteParticipants: [String: RemoteParticipant] { remotes.withLock { $0 } }
+
+  /// Stops receiving every stream.
+  public func disconnect() async {
+    let all = remotes.withLock { remotes in
+      defer { remotes.removeAll() }
+      return Array(remotes.values)
+    }
+    for participant in all { participant.videoTrack.receiver.stop() }
+    for publication in publications { unpublish(publication) }
   }
 
   /// The publications, in the order they were made.
@@ -105,4 +151,16 @@ public final class Room: Sendable {
 struct WeakRoom: @unchecked Sendable {
   // Safety: written once, in the room's initializer, before the participant is shared.
   weak var room: Room?
+}
+
+/// Hands a receiver's frames to its track, which is made after the receiver.
+final class FrameRelay: Sendable {
+  let track = Mutex(WeakVideoTrack(track: nil))
+  func deliver(_ frame: PixelBuffer) { track.withLock { $0.track }?.render(frame) }
+}
+
+/// A weak reference to a remote track (the track owns its receiver).
+struct WeakVideoTrack: @unchecked Sendable {
+  // Safety: only read and written under a Mutex.
+  weak var track: RemoteVideoTrack?
 }

@@ -1,0 +1,188 @@
+import GStreamer
+import Synchronization
+
+/// A video track received from another host: decoded frames go to its renderers, on the
+/// receiving thread.
+public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
+  /// What the receiver has seen of the stream.
+  public struct Statistics: Sendable, Hashable {
+    /// Frames decoded and handed to the renderers.
+    public var framesDecoded: Int
+    /// RTP packets received.
+    public var packetsReceived: Int
+    /// RTP bytes received (headers included).
+    public var bytesReceived: Int
+    /// Packets that were not RTP (garbage on the port), counted and dropped.
+    public var invalidPackets: Int
+    /// Packets the jitter buffer gave up on.
+    public var packetsLost: Int
+    /// Packets that came too late to be used, and were dropped.
+    public var packetsLate: Int
+    /// The jitter buffer's average jitter.
+    public var jitter: Duration
+    /// Bits per second since the previous read of the statistics (or since the start).
+    public var bitrate: Double
+  }
+
+  /// The codec of the stream.
+  public let codec: VideoCodec
+  let receiver: VideoReceiver
+
+  init(name: String, codec: VideoCodec, receiver: VideoReceiver) {
+    self.codec = codec
+    self.receiver = receiver
+    super.init(name: name, source: .camera)
+  }
+
+  /// The receiver's counters now.
+  public var statistics: Statistics { receiver.statistics }
+
+  /// The frame rendered last, if any (for snapshots).
+  public var lastFrame: PixelBuffer? { receiver.lastFrame }
+}
+
+/// Someone sending to this room: identified by the CNAME of their RTCP reports.
+public final class RemoteParticipant: Sendable {
+  /// The sender's RTCP CNAME, or `PORT` until its first report.
+  public var identity: String { receiver.cname ?? "rtp:\(receiver.port)" }
+  /// The video track received.
+  public let videoTrack: RemoteVideoTrack
+  private let receiver: VideoReceiver
+
+  init(videoTrack: RemoteVideoTrack) {
+    self.videoTrack = videoTrack
+    receiver = videoTrack.receiver
+  }
+}
+
+/// The receive pipeline of one stream:
+/// `udpsrc ! rtpsession ! rtpjitterbuffer ! depayloader ! decoder ! appsink`, with RTCP in on the
+/// next port and receiver reports back to where the sender reports come from. A sender that
+/// restarts (new SSRC, new sequence numbers) is followed; garbage packets are counted and dropped;
+/// a decoder that cannot go on asks for a keyframe (RTCP PLI).
+final class VideoReceiver: Sendable {
+  struct Counters: Sendable {
+    var frames = 0
+    var packets = 0
+    var bytes = 0
+    var invalid = 0
+    var cname: String?
+    var senderAddress: String?
+    var last: PixelBuffer?
+    var read = (bytes: 0, time: ContinuousClock.now)
+  }
+
+  let port: Int
+  private let pipeline: Pipeline
+  private let counters = Locked(Counters())
+  private let jitterBuffer: Element
+
+  /// Binds `port` (RTP) and `port + 1` (RTCP) on `address` and starts decoding, handing frames to `deliver`.
+  /// - Throws: ``RevueError`` naming the port in use or the missing element.
+  init(
+    address: String, port: Int, codec: VideoCodec, latency: Int = 50,
+    deliver: @escaping @Sendable (PixelBuffer) -> Void
+  ) throws(RevueError) {
+    self.port = port
+    let decode =
+      switch codec {
+      case .vp8: "rtpvp8depay ! vp8dec name=decoder"
+      case .h264: "rtph264depay ! h264parse ! avdec_h264 name=decoder"
+      }
+    let description = """
+      udpsrc name=rtpin address=\(address) port=\(port) reuse=false \
+      caps="application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96" \
+      ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf \
+      session.recv_rtp_src ! rtpjitterbuffer name=jitter latency=\(latency) ! \(decode) \
+      ! videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false enable-last-sample=false \
+      udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
+      session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
+      """
+    do {
+      pipeline = try Pipeline(parsing: description)
+      jitterBuffer = try pipeline.element(named: "jitter", as: Element.self)
+      let rtcpIn = try pipeline.element(named: "rtcpin", as: Element.self)
+      try pipeline.element(named: "rtpin", as: Element.self).setState(.ready)
+      try rtcpIn.setState(.ready)
+      try rtcpIn.shareSocket(with: try pipeline.element(named: "rtcpout", as: Element.self))
+      try? pipeline.element(named: "decoder")?.set("automatic-request-sync-points", true)
+    } catch {
+      throw RevueError(
+        .invalidInput, "cannot receive on \(address):\(port)-\(port + 1) (is the port in use?)", underlying: error)
+    }
+    let counters = self.counters
+    pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+      guard let buffer = info.buffer else { return .ok }
+      let valid = buffer.isValidRTP
+      counters.value.withLock { counters in
+        if valid {
+          counters.packets += 1
+          counters.bytes += buffer.size
+        } else {
+          counters.invalid += 1
+        }
+      }
+      if !valid { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
+      return valid ? .ok : .drop
+    }
+    let rtcpOut = try? pipeline.element(named: "rtcpout", as: Element.self)
+    pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+      guard let buffer = info.buffer else { return .ok }
+      let name = buffer.rtcpCNames.values.first
+      let sender = buffer.senderAddress
+      let moved = counters.value.withLock { counters -> Bool in
+        if let name { counters.cname = name }
+        guard let sender, counters.senderAddress != "\(sender.host):\(sender.port)" else { return false }
+        counters.senderAddress = "\(sender.host):\(sender.port)"
+        return true
+      }
+      // Receiver reports go back to where the sender's reports come from (symmetric RTCP).
+      if moved, let sender, let rtcpOut {
+        try? rtcpOut.set("host", sender.host)
+        try? rtcpOut.set("port", sender.port)
+      }
+      return .ok
+    }
+    do {
+      let sink = try pipeline.element(named: "sink", as: AppSink.self)
+      sink.setCallbacks(newSample: { sample in
+        guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
+          let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
+          let frame = try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
+        else { return }
+        counters.value.withLock { counters in
+          counters.frames += 1
+          counters.last = frame
+        }
+        deliver(frame)
+      })
+      try pipeline.play()
+    } catch {
+      pipeline.stop()
+      throw RevueError(.gstreamer, "the receiver on port \(port) cannot start", underlying: error)
+    }
+  }
+
+  deinit { pipeline.stop() }
+
+  func stop() { pipeline.stop() }
+
+  var cname: String? { counters.value.withLock { $0.cname } }
+  var lastFrame: PixelBuffer? { counters.value.withLock { $0.last } }
+
+  var statistics: RemoteVideoTrack.Statistics {
+    let stats = (try? jitterBuffer.get("stats", as: Structure.self))
+    let now = ContinuousClock.now
+    return counters.value.withLock { counters in
+      let elapsed = now - counters.read.time
+      let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+      let bitrate = seconds > 0 ? Double(counters.bytes - counters.read.bytes) * 8 / seconds : 0
+      counters.read = (counters.bytes, now)
+      return RemoteVideoTrack.Statistics(
+        framesDecoded: counters.frames, packetsReceived: counters.packets, bytesReceived: counters.bytes,
+        invalidPackets: counters.invalid, packetsLost: Int(stats?.get("num-lost", as: UInt.self) ?? 0),
+        packetsLate: Int(stats?.get("num-late", as: UInt.self) ?? 0),
+        jitter: .nanoseconds(Int64(stats?.get("avg-jitter", as: UInt.self) ?? 0)), bitrate: bitrate)
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GStreamer
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ReceiveTests {
+  init() { TestEnvironment.prepare() }
+
+  /// Sends `count` datagrams of garbage to `port` on loopback.
+  static func sendGarbage(to port: Int, count: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let junk = [UInt8](repeating: 0x5A, count: 200)
+    for _ in 0..<count {
+      _ = withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          sendto(fd, junk, junk.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+    }
+  }
+
+  @Test func senderAndReceiverInOneProcessSurviveGarbageAndARestart() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = PublicationTests.freePort()
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let renderer = FrameStream()
+      remote.videoTrack.add(videoRenderer: renderer)
+
+      let sending = Room()
+      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let participant = try #require(sending.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      try await capturer.startCapture()
+      var publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      let first = try #require(await renderer.next())
+      #expect(first.dimensions == capturer.dimensions)
+
+      // Garbage on the port: counted and dropped, the stream goes on.
+      Self.sendGarbage(to: port, count: 20)
+      let before = renderer.count
+      _ = try #require(await renderer.next { _ in renderer.count > before + 10 })
+      #expect(remote.videoTrack.statistics.invalidPackets == 20)
+
+      // The sender restarts: a new SSRC and new sequence numbers; the receiver follows.
+      await participant.unpublish(publication: publication)
+      publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      let restarted = renderer.count
+      _ = try #require(await renderer.next { _ in renderer.count > restarted + 10 })
+      let statistics = remote.videoTrack.statistics
+      #expect(statistics.framesDecoded > 20)
+      #expect(statistics.packetsReceived > 20 && statistics.bytesReceived > 1000)
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
+
+  @Test func receivingFromAPlainGstLaunchSender() async throws {
+    let port = PublicationTests.freePort()
+    let room = Room()
+    let remote = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=h264")!)
+    let renderer = FrameStream()
+    remote.videoTrack.add(videoRenderer: renderer)
+    let sender = try PublicationTests.gstLaunch(
+      "videotestsrc is-live=true num-buffers=45 ! video/x-raw,width=320,height=240 ! x264enc tune=zerolatency"
+        + " key-int-max=15 ! rtph264pay pt=96 config-interval=-1 ! udpsink host=127.0.0.1 port=\(port)")
+    let frame = try #require(await renderer.next())
+    #expect(frame.dimensions == Dimensions(width: 320, height: 240))
+    #expect(remote.videoTrack.codec == .h264)
+    _ = await sender.value
+    await room.disconnect()
+  }
+
+  @Test func aPortInUseOrABadURLIsAClearError() async throws {
+    let port = PublicationTests.freePort()
+    let room = Room()
+    _ = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+    await #expect {
+      try await Room().listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+    } throws: { error in "\(error)".contains("is the port in use") }
+    await #expect {
+      try await Room().listen(on: URL(string: "udp://127.0.0.1:\(port)")!)
+    } throws: { error in "\(error)".contains("use rtp://ADDRESS:PORT") }
+    await #expect {
+      try await Room().listen(on: URL(string: "rtp://127.0.0.1:\(port + 2)?codec=mpeg2")!)
+    } throws: { error in "\(error)".contains("unknown codec 'mpeg2'") }
+    await room.disconnect()
+  }
+}
