@@ -11,6 +11,12 @@ enum Command: Equatable {
   case bench(scenarios: [String], frames: Int, runs: Int, json: String?)
   /// `revue devices [--json]`: cameras and microphones with their formats.
   case devices(json: Bool)
+  /// `revue stream …`: a camera published over RTP.
+  case stream(StreamOptions)
+  /// `revue receive …`: a stream decoded.
+  case receive(ReceiveOptions)
+  /// `revue demo [--duration S]`: a sender and a receiver in one process.
+  case demo(duration: Int)
   /// `revue help` or `--help`.
   case help
 
@@ -26,6 +32,15 @@ enum Command: Equatable {
                        (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90 camera-mjpeg
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
+      stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
+             [--codec vp8|h264] [--bitrate BPS] [--to HOST:PORT] [--sdp FILE] [--duration S] [--json]
+                       send a camera over RTP (default: the first camera, or the virtual one,
+                       1280x720, 30 fps, VP8, to 127.0.0.1:5004); Ctrl-C stops
+      receive [--port N | --sdp FILE] [--codec vp8|h264] [--duration S] [--frames N]
+              [--snapshot FILE.png] [--json]
+                       decode a stream and show its statistics
+      demo [--duration S]
+                       a sender and a receiver in one process on loopback, then a summary
       help             show this text
     """
 
@@ -49,6 +64,23 @@ enum Command: Equatable {
       return .check(json: json)
     case "bench":
       return try parseBench(options)
+    case "stream":
+      guard let options = try StreamOptions.parse(options) else { return .help }
+      return .stream(options)
+    case "receive":
+      guard let options = try ReceiveOptions.parse(options) else { return .help }
+      return .receive(options)
+    case "demo":
+      var reader = OptionReader(command: "demo", options)
+      var duration = 5
+      while let option = reader.next() {
+        switch option {
+        case "--duration": duration = try reader.count(option)
+        case "--help", "-h": return .help
+        default: throw reader.unknown(option)
+        }
+      }
+      return .demo(duration: duration)
     case "devices":
       var json = false
       for option in options {
@@ -107,6 +139,9 @@ enum Command: Equatable {
     case .help: print(Command.usage)
     case .check(let json): try await CheckCommand(json: json).run()
     case .devices(let json): try await DevicesCommand(json: json).run()
+    case .stream(let options): try await StreamCommand(options: options).run()
+    case .receive(let options): try await ReceiveCommand(options: options).run()
+    case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .bench(let scenarios, let frames, let runs, let json):
       try await BenchCommand(
         scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,

@@ -129,4 +129,42 @@ import Testing
     #expect(result.error.hasPrefix("revue: no camera profile 'no-such-camera'"))
     #expect(result.error.split(separator: "\n").count == 1)
   }
+
+  @Test func demoSendsAndReceivesOnLoopback() throws {
+    let result = try run(["demo", "--duration", "2"])
+    #expect(result.status == 0, "\(result.error)")
+    let received = result.output.split(separator: "\n").first { $0.hasPrefix("frames received") }
+    let count = received.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    #expect(count > 20, "\(result.output)")
+    #expect(result.output.contains("snapshot         /"))
+  }
+
+  @Test func streamPlaysInReceiveWithASnapshot() async throws {
+    let port = 2 * Int.random(in: 15_000..<30_000)
+    let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("revue-test-\(port).png")
+    defer { try? FileManager.default.removeItem(at: snapshot) }
+    let receiver = Task { try run(["receive", "--port", "\(port)", "--frames", "20", "--snapshot", snapshot.path]) }
+    let sender = try run([
+      "stream", "--test-pattern", "--size", "640x480", "--to", "127.0.0.1:\(port)", "--duration", "3", "--json",
+    ])
+    #expect(sender.status == 0, "\(sender.error)")
+    let received = try await receiver.value
+    #expect(received.status == 0, "\(received.error)")
+    #expect(received.error.contains("wrote 640x480 snapshot"))
+    #expect(FileManager.default.fileExists(atPath: snapshot.path))
+    #expect(sender.output.split(separator: "\n").first.map { $0.hasPrefix("{") } == true)
+  }
+
+  @Test func streamAndReceiveRefuseBadInputWithOneLine() throws {
+    for (arguments, words, status) in [
+      (["stream", "--size", "big"], "--size is WIDTHxHEIGHT", Int32(2)),
+      (["stream", "--codec", "mpeg2"], "vp8 or h264", 2),
+      (["stream", "--to", "no-such-host.invalid:5004", "--test-pattern"], "cannot resolve host", 1),
+      (["receive", "--sdp", "/nonexistent.sdp"], "cannot read SDP file", 1),
+    ] as [([String], String, Int32)] {
+      let result = try run(arguments)
+      #expect(result.status == status, "\(arguments): \(result.error)")
+      #expect(result.error.contains(words), "\(arguments): \(result.error)")
+    }
+  }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import RevueSDK
+
+/// `revue receive`: decodes a stream sent to a port (or described by an SDP file), shows its
+/// statistics, and writes a PNG of a received frame on request.
+struct ReceiveCommand {
+  var options: ReceiveOptions
+
+  func run() async throws {
+    var port = options.port
+    var codec = options.codec
+    if let path = options.sdpPath {
+      let described = try Self.readSDP(path)
+      port = described.port
+      codec = codec ?? described.codec
+    }
+    let room = Room()
+    let remote = try await room.listen(on: URL(string: "rtp://0.0.0.0:\(port)")!, codec: codec ?? .vp8)
+    FileHandle.standardError.write(Data("revue: receiving \(remote.videoTrack.codec) on port \(port)\n".utf8))
+    let printer = StatusPrinter(json: options.json)
+    var lastFrames = 0
+    let track = remote.videoTrack
+    let wanted = options.frames
+    await RunLoopControl.run(
+      duration: options.duration, done: { wanted.map { track.statistics.framesDecoded >= $0 } ?? false }
+    ) {
+      let stats = track.statistics
+      let fps = stats.framesDecoded - lastFrames
+      lastFrames = stats.framesDecoded
+      printer.print(
+        [
+          ("framesDecoded", stats.framesDecoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
+          ("packetsLost", stats.packetsLost), ("invalidPackets", stats.invalidPackets),
+          ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)), ("sender", remote.identity),
+        ],
+        text:
+          "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  lost \(stats.packetsLost)  jitter \(String(format: "%.1f", StreamCommand.milliseconds(stats.jitter))) ms  frames \(stats.framesDecoded)  from \(remote.identity)"
+      )
+    }
+    printer.finish()
+    let final = track.statistics
+    if let path = options.snapshotPath {
+      guard let frame = track.lastFrame else {
+        throw RevueError(.invalidState, "no frame arrived: no snapshot written")
+      }
+      try await frame.writePNG(to: URL(fileURLWithPath: path))
+      FileHandle.standardError.write(Data("revue: wrote \(frame.width)x\(frame.height) snapshot to \(path)\n".utf8))
+    }
+    await room.disconnect()
+    FileHandle.standardError.write(
+      Data(
+        "revue: received \(final.framesDecoded) frames, \(final.packetsReceived) packets, \(final.packetsLost) lost\n"
+          .utf8))
+    if let wanted = options.frames, final.framesDecoded < wanted {
+      throw RevueError(.invalidState, "only \(final.framesDecoded) of \(wanted) frames arrived")
+    }
+  }
+
+  /// The video port and codec of an SDP file.
+  static func readSDP(_ path: String) throws -> (port: Int, codec: VideoCodec) {
+    let text: String
+    do {
+      text = try String(contentsOfFile: path, encoding: .utf8)
+    } catch {
+      throw RevueError(.invalidInput, "cannot read SDP file \(path)", underlying: error)
+    }
+    var port: Int?
+    var codec: VideoCodec?
+    for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
+      if line.hasPrefix("m=video ") {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 4, let value = Int(fields[1]), value > 0, value < 65_535 else {
+          throw RevueError(.invalidInput, "\(path):\(number + 1): malformed media line '\(line)'")
+        }
+        port = value
+      } else if line.hasPrefix("a=rtpmap:") {
+        let name = line.split(separator: " ").dropFirst().first?.split(separator: "/").first?.uppercased()
+        if name == "VP8" { codec = .vp8 } else if name == "H264" { codec = .h264 }
+      }
+    }
+    guard let port else { throw RevueError(.invalidInput, "\(path): no 'm=video PORT …' line") }
+    guard let codec else { throw RevueError(.invalidInput, "\(path): no VP8 or H264 rtpmap") }
+    return (port, codec)
+  }
+}
+
+/// `revue demo`: a sender and a receiver in one process on loopback, then a summary.
+struct DemoCommand {
+  var duration: Int
+
+  func run() async throws {
+    let port = 2 * Int.random(in: 15_000..<30_000)
+    let (device, isVirtual) = try await VirtualDevices.cameraOrVirtual()
+    if isVirtual {
+      FileHandle.standardError.write(Data("revue: no camera found: using the virtual camera \(device.name)\n".utf8))
+    }
+    let receiving = Room()
+    let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let sending = Room()
+    try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let participant = sending.localParticipant!
+    let capturer = participant.cameraTrack.capturer as! CameraCapturer
+    _ = try await capturer.set(options: CameraCaptureOptions(device: device, dimensions: .h720_169, fps: 30))
+    try await capturer.startCapture()
+    let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+    FileHandle.standardError.write(
+      Data("revue: demo: \(device.name) → VP8 → RTP 127.0.0.1:\(port) → decoder, for \(duration) s\n".utf8))
+    let start = ContinuousClock.now
+    await RunLoopControl.run(duration: duration) {}
+    let seconds = StreamCommand.milliseconds(ContinuousClock.now - start) / 1000
+    let sent = publication.statistics
+    let received = remote.videoTrack.statistics
+    let format = capturer.format
+    let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("revue-demo.png")
+    if let frame = remote.videoTrack.lastFrame { try await frame.writePNG(to: snapshot) }
+    try await capturer.stopCapture()
+    await sending.disconnect()
+    await receiving.disconnect()
+    let rows: [(String, String)] = [
+      ("camera", "\(device.name)\(isVirtual ? " (virtual)" : "") \(format.map(\.description) ?? "")"),
+      ("frames sent", "\(sent.framesEncoded) (\(sent.keyframes) keyframes)"),
+      ("frames received", "\(received.framesDecoded)"),
+      ("bitrate", String(format: "%.0f kbps", Double(sent.bytesSent) * 8 / seconds / 1000)),
+      ("packets lost", "\(received.packetsLost)"),
+      (
+        "round-trip time",
+        sent.roundTripTime.map { String(format: "%.2f ms", StreamCommand.milliseconds($0)) } ?? "no report yet"
+      ),
+      ("snapshot", remote.videoTrack.lastFrame == nil ? "none (no frame)" : snapshot.path),
+    ]
+    for (name, value) in rows { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + value) }
+    guard received.framesDecoded > 0 else { throw RevueError(.invalidState, "no frame arrived at the receiver") }
+  }
+}

@@ -1,0 +1,147 @@
+import Dispatch
+import Foundation
+import RevueSDK
+
+/// Runs until Ctrl-C or SIGTERM, a duration, or a condition, calling a status callback every second.
+enum RunLoopControl {
+  /// Calls `status` once a second until `duration` seconds passed (forever when nil), Ctrl-C or
+  /// SIGTERM came, or `done` returns true.
+  static func run(duration: Int?, done: () -> Bool = { false }, status: () -> Void) async {
+    let stopped = SignalFlag()
+    defer { stopped.cancel() }
+    let start = ContinuousClock.now
+    var nextStatus = start + .seconds(1)
+    while !stopped.isSet && !done() {
+      if let duration, ContinuousClock.now - start >= .seconds(duration) { break }
+      try? await Task.sleep(for: .milliseconds(50))
+      if ContinuousClock.now >= nextStatus {
+        status()
+        nextStatus += .seconds(1)
+      }
+    }
+  }
+}
+
+/// Set when SIGINT or SIGTERM arrives (the default handlers are off meanwhile).
+final class SignalFlag: @unchecked Sendable {
+  // Safety: the sources and flag are touched on their own serial queue only; isSet reads under it.
+  private let queue = DispatchQueue(label: "revue.signals")
+  private var sources: [DispatchSourceSignal] = []
+  private var flag = false
+
+  init() {
+    for number in [SIGINT, SIGTERM] {
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+      source.setEventHandler { [unowned self] in self.flag = true }
+      source.resume()
+      sources.append(source)
+    }
+  }
+
+  var isSet: Bool { queue.sync { flag } }
+
+  func cancel() {
+    queue.sync { for source in sources { source.cancel() } }
+  }
+}
+
+/// Prints a status line (over itself on a terminal) or a JSON line.
+struct StatusPrinter {
+  var json: Bool
+  private let isTerminal = isatty(STDOUT_FILENO) != 0
+
+  init(json: Bool) { self.json = json }
+
+  func print(_ fields: [(String, Any)], text: String) {
+    if json {
+      let object = Dictionary(fields, uniquingKeysWith: { $1 })
+      if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+        Swift.print(String(decoding: data, as: UTF8.self))
+      }
+    } else if isTerminal {
+      FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + text).utf8))
+    } else {
+      Swift.print(text)
+    }
+  }
+
+  func finish() { if isTerminal && !json { FileHandle.standardOutput.write(Data("\n".utf8)) } }
+}
+
+/// `revue stream`: a camera (or the virtual camera, or a test pattern) published over RTP.
+struct StreamCommand {
+  var options: StreamOptions
+
+  func run() async throws {
+    let device = try await pickCamera()
+    let room = Room()
+    try await room.connect(to: try Self.url(options.destination))
+    let participant = room.localParticipant!
+    let capturer = participant.cameraTrack.capturer as! CameraCapturer
+    _ = try await capturer.set(
+      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
+    try await capturer.startCapture()
+    let encoding = VideoEncoding(
+      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(capturer.dimensions ?? options.size).maxBitrate,
+      maxFps: options.fps)
+    let publication = try await participant.publish(
+      videoTrack: participant.cameraTrack,
+      options: VideoPublishOptions(encoding: encoding, preferredCodec: options.codec))
+    if let path = options.sdpPath { try room.sdp.write(toFile: path, atomically: true, encoding: .utf8) }
+    FileHandle.standardError.write(
+      Data(
+        "revue: streaming \(device.name) \(capturer.dimensions.map(\.description) ?? "?") \(options.codec) at \(encoding.maxBitrate / 1000) kbps to \(options.destination)\n"
+          .utf8))
+    let printer = StatusPrinter(json: options.json)
+    var lastFrames = 0
+    await RunLoopControl.run(duration: options.duration) {
+      let stats = publication.statistics
+      let fps = stats.framesEncoded - lastFrames
+      lastFrames = stats.framesEncoded
+      let rtt = stats.roundTripTime.map { String(format: "%.1f ms", Self.milliseconds($0)) } ?? "—"
+      let loss = stats.fractionLost.map { String(format: "%.1f%%", $0 * 100) } ?? "—"
+      printer.print(
+        [
+          ("framesEncoded", stats.framesEncoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
+          ("rttMilliseconds", stats.roundTripTime.map(Self.milliseconds) as Any? ?? NSNull()),
+          ("fractionLost", stats.fractionLost as Any? ?? NSNull()),
+        ],
+        text: "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  RTT \(rtt)  loss \(loss)  frames \(stats.framesEncoded)")
+    }
+    printer.finish()
+    let final = publication.statistics
+    try await capturer.stopCapture()
+    await room.disconnect()
+    FileHandle.standardError.write(
+      Data(
+        "revue: sent \(final.framesEncoded) frames (\(final.keyframes) keyframes), \(final.packetsSent) packets, \(final.bytesSent) bytes\n"
+          .utf8))
+  }
+
+  /// The camera asked for, or the first one, or the virtual camera (said so) when there is none.
+  private func pickCamera() async throws -> CaptureDevice {
+    switch options.source {
+    case .camera(let id): return try await CameraCapturer.captureDevice(id: id)
+    case .virtualCamera(let profile): return try await VirtualDevices.camera(profile: profile)
+    case .testPattern: return try await VirtualDevices.camera(profile: "csi-camera-module")
+    case .firstCamera:
+      let (device, isVirtual) = try await VirtualDevices.cameraOrVirtual()
+      if isVirtual {
+        FileHandle.standardError.write(Data("revue: no camera found: using the virtual camera \(device.name)\n".utf8))
+      }
+      return device
+    }
+  }
+
+  static func url(_ destination: String) throws -> URL {
+    guard let url = URL(string: "rtp://\(destination)") else {
+      throw RevueError(.invalidInput, "'\(destination)' is not HOST:PORT")
+    }
+    return url
+  }
+
+  static func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+  }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import RevueSDK
+
+/// Reads `--option value` pairs of one subcommand, with errors that name the subcommand.
+struct OptionReader {
+  let command: String
+  private let options: [String]
+  private var index = 0
+
+  init(command: String, _ options: [String]) {
+    self.command = command
+    self.options = options
+  }
+
+  /// The next option, or nil at the end.
+  mutating func next() -> String? {
+    guard index < options.count else { return nil }
+    defer { index += 1 }
+    return options[index]
+  }
+
+  /// The value after `option`.
+  mutating func value(_ option: String) throws(UsageError) -> String {
+    guard let value = next() else { throw UsageError(description: "\(command): \(option) needs a value") }
+    return value
+  }
+
+  /// A whole number above 0 after `option`.
+  mutating func count(_ option: String) throws(UsageError) -> Int {
+    let text = try value(option)
+    guard let number = Int(text), number > 0 else {
+      throw UsageError(description: "\(command): \(option) takes a whole number above 0, not '\(text)'")
+    }
+    return number
+  }
+
+  /// A codec name after `option`.
+  mutating func codec(_ option: String) throws(UsageError) -> VideoCodec {
+    let text = try value(option)
+    guard let codec = VideoCodec(rawValue: text) else {
+      throw UsageError(description: "\(command): \(option) is vp8 or h264, not '\(text)'")
+    }
+    return codec
+  }
+
+  func unknown(_ option: String) -> UsageError { UsageError(description: "\(command): unknown option '\(option)'") }
+}
+
+/// `revue stream` options.
+struct StreamOptions: Equatable {
+  enum Source: Equatable {
+    case firstCamera
+    case camera(String)
+    case virtualCamera(String)
+    case testPattern
+  }
+
+  var source = Source.firstCamera
+  var size = Dimensions.h720_169
+  var fps = 30
+  var codec = VideoCodec.vp8
+  var bitrate: Int?
+  var destination = "127.0.0.1:5004"
+  var sdpPath: String?
+  var duration: Int?
+  var json = false
+
+  static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
+    var options = StreamOptions()
+    var reader = OptionReader(command: "stream", arguments)
+    while let option = reader.next() {
+      switch option {
+      case "--camera": options.source = .camera(try reader.value(option))
+      case "--virtual-camera": options.source = .virtualCamera(try reader.value(option))
+      case "--test-pattern": options.source = .testPattern
+      case "--size":
+        let text = try reader.value(option)
+        let parts = text.split(separator: "x").compactMap { Int32($0) }
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
+          throw UsageError(description: "stream: --size is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
+        }
+        options.size = Dimensions(width: parts[0], height: parts[1])
+      case "--fps": options.fps = try reader.count(option)
+      case "--codec": options.codec = try reader.codec(option)
+      case "--bitrate": options.bitrate = try reader.count(option)
+      case "--to": options.destination = try reader.value(option)
+      case "--sdp": options.sdpPath = try reader.value(option)
+      case "--duration": options.duration = try reader.count(option)
+      case "--json": options.json = true
+      case "--audio":
+        throw UsageError(description: "stream: --audio is not available yet (Opus publishing is still to come)")
+      case "--help", "-h": return nil
+      default: throw reader.unknown(option)
+      }
+    }
+    return options
+  }
+}
+
+/// `revue receive` options.
+struct ReceiveOptions: Equatable {
+  var port = 5004
+  var sdpPath: String?
+  var codec: VideoCodec?
+  var duration: Int?
+  var frames: Int?
+  var snapshotPath: String?
+  var json = false
+
+  static func parse(_ arguments: [String]) throws(UsageError) -> ReceiveOptions? {
+    var options = ReceiveOptions()
+    var reader = OptionReader(command: "receive", arguments)
+    while let option = reader.next() {
+      switch option {
+      case "--port": options.port = try reader.count(option)
+      case "--sdp": options.sdpPath = try reader.value(option)
+      case "--codec": options.codec = try reader.codec(option)
+      case "--duration": options.duration = try reader.count(option)
+      case "--frames": options.frames = try reader.count(option)
+      case "--snapshot": options.snapshotPath = try reader.value(option)
+      case "--json": options.json = true
+      case "--help", "-h": return nil
+      default: throw reader.unknown(option)
+      }
+    }
+    return options
+  }
+}
