@@ -17,6 +17,8 @@ enum Command: Equatable {
   case receive(ReceiveOptions)
   /// `revue demo [--duration S]`: a sender and a receiver in one process.
   case demo(duration: Int)
+  /// `revue run FILE.pipeline …`: a pipeline config.
+  case run(RunCommand)
   /// `revue help` or `--help`.
   case help
 
@@ -41,6 +43,8 @@ enum Command: Equatable {
                        decode a stream and show its statistics
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
+      run FILE.pipeline [-D KEY=VALUE ...] [--duration S]
+                       check and run a gst-launch-style pipeline config (see pipelines/)
       help             show this text
     """
 
@@ -81,6 +85,9 @@ enum Command: Equatable {
         }
       }
       return .demo(duration: duration)
+    case "run":
+      guard let command = try RunCommand.parse(options) else { return .help }
+      return .run(command)
     case "devices":
       var json = false
       for option in options {
@@ -142,6 +149,7 @@ enum Command: Equatable {
     case .stream(let options): try await StreamCommand(options: options).run()
     case .receive(let options): try await ReceiveCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
+    case .run(let command): try await command.run()
     case .bench(let scenarios, let frames, let runs, let json):
       try await BenchCommand(
         scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,

@@ -168,3 +168,58 @@ import Testing
     }
   }
 }
+
+/// Every shipped pipeline config runs for a moment on test sources, as `revue run` runs it.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ShippedPipelineTests {
+  static let configs = [
+    "camera-vp8-rtp", "camera-h264-rtp", "opus-send", "opus-receive", "receive-window", "receive-file",
+    "record-camera",
+  ]
+
+  @Test(arguments: configs) func runsForAMoment(_ name: String) throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("pipelines")
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "revue-\(name)-\(UInt32.random(in: 0..<UInt32.max))")
+    defer { try? FileManager.default.removeItem(at: output) }
+    let port = 2 * Int.random(in: 15_000..<30_000)
+    let process = Process()
+    process.executableURL = RevueExecutableTests.executable
+    process.arguments = [
+      "run", folder.appendingPathComponent("\(name).pipeline").path, "--duration", "2",
+      "-D", name.hasPrefix("opus") ? "SOURCE=audiotestsrc is-live=true" : "SOURCE=videotestsrc is-live=true",
+      "-D", "SINK=fakesink", "-D", "FILE=\(output.path)",
+      "-D", "PORT=\(port)", "-D", "RTCP_PORT=\(port + 1)", "-D", "WIDTH=320", "-D", "HEIGHT=240",
+    ]
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(name): \(text)")
+    if name == "record-camera" {
+      let size = (try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
+      #expect(size > 10_000, "the MP4 was not finished")
+    }
+  }
+
+  @Test func aBadConfigNamesFileLineAndColumn() throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "bad-\(UInt32.random(in: 0..<UInt32.max)).pipeline")
+    try "videotestsrc\n  ! vp8enc targetbitrate=5 ! fakesink\n".write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let process = Process()
+    process.executableURL = RevueExecutableTests.executable
+    process.arguments = ["run", file.path]
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 1)
+    #expect(
+      text
+        == "revue: \(file.path):2:12: element 'vp8enc' has no property 'targetbitrate' (did you mean 'target-bitrate'?)\n"
+    )
+  }
+}

@@ -1,3 +1,4 @@
+import GStreamer
 import RevueSDK
 import Testing
 
@@ -18,7 +19,8 @@ import Testing
     let config = PipelineConfig(text: "videotestsrc\n ! fakesink name=${NAME}", source: "x.pipeline")
     #expect(
       throws: PipelineConfig.Error(
-        source: "x.pipeline", line: 2, reason: "variable ${NAME} has no value (set it with -D NAME=…)")
+        source: "x.pipeline", line: 2, column: 18,
+        reason: "variable ${NAME} has no value (set it with -D NAME=…, or write ${NAME:-DEFAULT})")
     ) { try config.description() }
     #expect(throws: PipelineConfig.Error.self) { try PipelineConfig(text: "a ${OPEN").description() }
   }
@@ -27,5 +29,40 @@ import Testing
     let description = try PipelineConfig.builtIn("selftest").description(variables: ["FRAMES": "3"])
     #expect(description.hasPrefix("videotestsrc num-buffers=3 ! "))
     #expect(throws: PipelineConfig.Error.self) { try PipelineConfig.builtIn("nonexistent") }
+  }
+}
+
+@Suite struct PipelineConfigCheckTests {
+  static func check(_ text: String, _ variables: [String: String] = [:]) -> String {
+    do {
+      return try PipelineConfig(text: text, source: "t.pipeline").checkedDescription(variables: variables)
+    } catch {
+      return "\(error)"
+    }
+  }
+
+  @Test func unknownElementsPropertiesAndVariablesNameTheirPlace() {
+    #expect(
+      Self.check("videotestsrc\n  ! videoconvrt ! fakesink")
+        == "t.pipeline:2:5: no element 'videoconvrt' (did you mean 'videoconvert'?)")
+    #expect(
+      Self.check("videotestsrc ! vp8enc targetbitrate=5 ! fakesink")
+        == "t.pipeline:1:23: element 'vp8enc' has no property 'targetbitrate' (did you mean 'target-bitrate'?)")
+    #expect(Self.check("videotestsrc ! ${ENC} ! fakesink").hasPrefix("t.pipeline:1:16: variable ${ENC} has no value"))
+    #expect(Self.check("videotestsrc ! qqqqqqqqqq ! fakesink") == "t.pipeline:1:16: no element 'qqqqqqqqqq'")
+  }
+
+  @Test func defaultsCapsQuotesAndPadReferencesPass() {
+    let text = """
+      # a sender
+      ${SOURCE:-videotestsrc is-live=true} ! video/x-raw,width=320 ! rtpbin.send_rtp_sink_0
+      rtpbin name=rtpbin rtpbin.send_rtp_src_0 ! udpsink host=${HOST:-127.0.0.1} port=5004
+      udpsrc caps="application/x-rtp, media=video" ! fakesink
+      """
+    #expect(
+      Self.check(text)
+        == "videotestsrc is-live=true ! video/x-raw,width=320 ! rtpbin.send_rtp_sink_0 rtpbin name=rtpbin rtpbin.send_rtp_src_0 ! udpsink host=127.0.0.1 port=5004 udpsrc caps=\"application/x-rtp, media=video\" ! fakesink"
+    )
+    #expect(Self.check("videotestsrc ! ${SINK:-fakesink}", ["SINK": "autovideosink"]) == "videotestsrc ! autovideosink")
   }
 }

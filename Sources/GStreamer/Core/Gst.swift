@@ -95,6 +95,25 @@ public enum Gst {
     return true
   }
 
+  /// The names of every installed element factory.
+  ///
+  /// The corresponding C function is `gst_registry_get_feature_list`.
+  public static func elementNames() -> [String] {
+    ensureInitialized()
+    let list = gst_registry_get_feature_list(gst_registry_get(), gst_element_factory_get_type())
+    defer { gst_plugin_feature_list_free(list) }
+    var names: [String] = []
+    var node = list
+    while let current = node {
+      if let name = gst_object_get_name(current.pointee.data.assumingMemoryBound(to: GstObject.self)) {
+        names.append(String(cString: name))
+        g_free(name)
+      }
+      node = current.pointee.next
+    }
+    return names
+  }
+
   /// Where an installed element factory comes from.
   public struct ElementInfo: Sendable, Hashable {
     /// The factory name, such as `vp8enc`.

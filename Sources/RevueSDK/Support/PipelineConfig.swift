@@ -1,4 +1,5 @@
 import Foundation
+import GStreamer
 
 /// A gst-launch-style pipeline config: the description `gst-launch-1.0` takes, spread over lines,
 /// with `#` comments and `${NAME}` variables.
@@ -14,17 +15,20 @@ public struct PipelineConfig: Sendable, Equatable {
     public var source: String
     /// The line (from 1) where the problem is.
     public var line: Int
+    /// The column (from 1) where the problem starts, when known.
+    public var column: Int?
     /// What is wrong.
     public var reason: String
-    /// An error at `line` of `source`.
-    public init(source: String, line: Int, reason: String) {
+    /// An error at `line` (and `column`) of `source`.
+    public init(source: String, line: Int, column: Int? = nil, reason: String) {
       self.source = source
       self.line = line
+      self.column = column
       self.reason = reason
     }
 
-    /// `source:line: reason`.
-    public var description: String { "\(source):\(line): \(reason)" }
+    /// `source:line:column: reason`.
+    public var description: String { "\(source):\(line):\(column.map { "\($0):" } ?? "") \(reason)" }
   }
 
   /// A config from its text.
@@ -42,7 +46,8 @@ public struct PipelineConfig: Sendable, Equatable {
     return PipelineConfig(text: text, source: "\(name).pipeline")
   }
 
-  /// The pipeline description: comments removed, lines joined, every `${NAME}` replaced.
+  /// The pipeline description: comments removed, lines joined, every `${NAME}` replaced (by
+  /// its value, or by `DEFAULT` in `${NAME:-DEFAULT}`).
   /// - Throws: ``Error`` naming the line of a variable with no value or an unterminated `${`.
   public func description(variables: [String: String] = [:]) throws(Error) -> String {
     var parts: [String] = []
@@ -55,10 +60,14 @@ public struct PipelineConfig: Sendable, Equatable {
         guard let end = line[start.upperBound...].firstIndex(of: "}") else {
           throw Error(source: source, line: index + 1, reason: "'${' without a closing '}'")
         }
-        let name = String(line[start.upperBound..<end])
-        guard let value = variables[name] else {
+        let reference = String(line[start.upperBound..<end])
+        let parts = reference.split(separator: ":-", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(parts[0])
+        guard let value = variables[name] ?? (parts.count == 2 ? String(parts[1]) : nil) else {
+          let column = rawLine.distance(from: rawLine.startIndex, to: start.lowerBound) + 1
           throw Error(
-            source: source, line: index + 1, reason: "variable ${\(name)} has no value (set it with -D \(name)=…)")
+            source: source, line: index + 1, column: column,
+            reason: "variable ${\(name)} has no value (set it with -D \(name)=…, or write ${\(name):-DEFAULT})")
         }
         expanded += value
         line = line[line.index(after: end)...]
@@ -68,5 +77,92 @@ public struct PipelineConfig: Sendable, Equatable {
       if !trimmed.isEmpty { parts.append(trimmed) }
     }
     return parts.joined(separator: " ")
+  }
+
+  /// The description, checked before anything runs: every element must be installed and every
+  /// property must exist on its element. Errors name the line and column and the nearest valid name.
+  /// - Throws: ``Error``.
+  public func checkedDescription(variables: [String: String] = [:]) throws(Error) -> String {
+    let description = try description(variables: variables)
+    let factories = Gst.elementNames()
+    for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      var current: Element?
+      for token in Self.tokens(of: rawLine) {
+        let place = (line: index + 1, column: token.column)
+        if token.text == "!" {
+          current = nil
+          continue
+        }
+        guard !token.text.contains("${") else { continue }
+        if let equals = token.text.firstIndex(of: "="), !token.text.hasPrefix("\""),
+          current != nil || !token.text.contains("/")
+        {
+          let key = String(token.text[..<equals])
+          guard let element = current, !key.contains(".") else { continue }
+          if !element.hasProperty(key) {
+            throw Error(
+              source: source, line: place.line, column: place.column,
+              reason: "element '\(element.factoryName ?? element.name)' has no property '\(key)'"
+                + Self.suggestion(key, among: element.propertyNames))
+          }
+          continue
+        }
+        // Caps (`video/x-raw,…`), pad and element references (`name.`, `name.pad`) are not elements.
+        if token.text.contains("/") || token.text.contains(".") || token.text.contains(",") {
+          current = nil
+          continue
+        }
+        guard let element = try? Element.make(token.text) else {
+          throw Error(
+            source: source, line: place.line, column: place.column,
+            reason: "no element '\(token.text)'" + Self.suggestion(token.text, among: factories))
+        }
+        current = element
+      }
+    }
+    return description
+  }
+
+  /// The words of a line outside comments, with their columns; quoted strings stay whole.
+  static func tokens(of line: Substring) -> [(text: String, column: Int)] {
+    var tokens: [(String, Int)] = []
+    var word = ""
+    var start = 0
+    var quoted = false
+    for (offset, character) in line.enumerated() {
+      if character == "#" && !quoted { break }
+      if character == "\"" { quoted.toggle() }
+      if character.isWhitespace && !quoted {
+        if !word.isEmpty { tokens.append((word, start + 1)) }
+        word = ""
+        continue
+      }
+      if word.isEmpty { start = offset }
+      word.append(character)
+    }
+    if !word.isEmpty { tokens.append((word, start + 1)) }
+    return tokens
+  }
+
+  /// `" (did you mean 'x'?)"` for the closest of `names`, or nothing when none is close.
+  static func suggestion(_ name: String, among names: [String]) -> String {
+    let scored = names.map { ($0, editDistance(name, $0)) }.min { $0.1 < $1.1 }
+    guard let (best, distance) = scored, distance <= max(2, name.count / 3) else { return "" }
+    return " (did you mean '\(best)'?)"
+  }
+
+  /// The Levenshtein distance between two words.
+  static func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    var previous = Array(0...b.count)
+    for i in 1...max(a.count, 1) where !a.isEmpty {
+      var row = [i] + Array(repeating: 0, count: b.count)
+      for j in stride(from: 1, through: b.count, by: 1) {
+        row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      previous = row
+    }
+    return a.isEmpty ? b.count : previous[b.count]
   }
 }
