@@ -116,4 +116,27 @@ import Testing
       await participant.unpublish(publication: publication)
     }
   }
+
+  @Test func opusAudioBesideVideoTakesTheNextPortPair() async throws {
+    let microphone = try await MicrophoneTests.microphone()
+    defer { VirtualDevices.remove(microphone.id) }
+    let room = Room()
+    let participant = try #require(room.localParticipant)
+    let port = Self.freePort()
+    try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let video = try await participant.publish(videoTrack: LocalVideoTrack.createBufferTrack())
+    let track = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
+    let audio = try await participant.publish(audioTrack: track, options: AudioPublishOptions(dtx: false))
+    #expect(video.port == port && audio.port == port + 2)
+    #expect(audio.audioEncoding == AudioEncoding(maxBitrate: 40_000))  // the preset's bitrate
+    #expect(room.sdp.contains("m=audio \(port + 2) RTP/AVPF 111\r\na=rtpmap:111 opus/48000/2"))
+    let receiver = try Self.gstLaunch(
+      "udpsrc port=\(port + 2) caps=application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111"
+        + " ! rtpjitterbuffer latency=50 ! rtpopusdepay ! opusdec ! fakesink num-buffers=25 sync=false")
+    try await track.capturer?.startCapture()
+    #expect(await receiver.value == 0)
+    #expect(audio.statistics.packetsSent >= 25)
+    try await track.capturer?.stopCapture()
+    await room.disconnect()
+  }
 }

@@ -82,6 +82,21 @@ public enum VirtualDevices {
     return (device, true)
   }
 
+  /// The first microphone of the machine; when it has none, a virtual one (a 440 Hz tone).
+  /// - Returns: the microphone, and whether it is virtual.
+  public static func microphoneOrVirtual() async throws -> (device: CaptureDevice, isVirtual: Bool) {
+    if let microphone = DeviceWatcher.shared.all.first(where: { $0.kind == .microphone }) {
+      return (microphone, microphone.id.hasPrefix("virtual-mic:"))
+    }
+    let events = DeviceWatcher.shared.events()
+    let id = addMicrophone()
+    if let device = DeviceWatcher.shared.device(id: id, kind: .microphone) { return (device, true) }
+    for await event in events {
+      if case .added(let device) = event, device.id == id { return (device, true) }
+    }
+    throw RevueError(.invalidState, "the virtual microphone did not appear")
+  }
+
   /// Adds the virtual camera of a profile (a shipped name or a `.caps` path) and waits until
   /// the device monitor lists it.
   /// - Throws: ``RevueError`` naming a profile that does not exist or is malformed.

@@ -27,12 +27,30 @@ public final class LocalTrackPublication: Sendable {
 
   /// The publication's id.
   public let sid: String
-  /// The track published.
-  public let track: LocalVideoTrack
-  /// The codec.
-  public let codec: VideoCodec
-  /// The encoding sent.
-  public let encoding: VideoEncoding
+  /// What a publication sends.
+  enum Media: Sendable, Hashable {
+    case video(VideoCodec, VideoEncoding)
+    case audio(AudioEncoding, dtx: Bool)
+  }
+
+  /// The track published: a ``LocalVideoTrack`` or a ``LocalAudioTrack``.
+  public let track: Track
+  let media: Media
+  /// The video codec (nil for audio, which is Opus).
+  public var codec: VideoCodec? {
+    if case .video(let codec, _) = media { return codec }
+    return nil
+  }
+  /// The video encoding sent (nil for audio).
+  public var encoding: VideoEncoding? {
+    if case .video(_, let encoding) = media { return encoding }
+    return nil
+  }
+  /// The audio encoding sent (nil for video).
+  public var audioEncoding: AudioEncoding? {
+    if case .audio(let encoding, _) = media { return encoding }
+    return nil
+  }
   /// The destination's RTP port (RTCP is the next one).
   public let port: Int
   /// The RTP synchronization source of the stream.
@@ -42,17 +60,35 @@ public final class LocalTrackPublication: Sendable {
   /// The RTP payload type.
   public var payloadType: Int { sender.payloadType }
 
-  let sender: VideoSender
+  let sender: RTPSender
   private let lastRead = Mutex((bytes: 0, time: ContinuousClock.now))
 
-  init(track: LocalVideoTrack, codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int) throws(RevueError) {
-    sid = "PU_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
+  init(video track: LocalVideoTrack, codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int)
+    throws(RevueError)
+  {
+    sid = Self.newSID()
     self.track = track
-    self.codec = codec
-    self.encoding = encoding
+    media = .video(codec, encoding)
     self.port = port
-    sender = try VideoSender(codec: codec, encoding: encoding, host: host, port: port)
+    sender = try RTPSender(codec: codec, encoding: encoding, host: host, port: port)
     track.attach(sender)
+  }
+
+  init(audio track: LocalAudioTrack, encoding: AudioEncoding, dtx: Bool, host: String, port: Int) throws(RevueError) {
+    sid = Self.newSID()
+    self.track = track
+    media = .audio(encoding, dtx: dtx)
+    self.port = port
+    sender = try RTPSender(
+      name: "opus",
+      chain: "audioconvert ! audioresample ! opusenc name=encoder bitrate=\(encoding.maxBitrate) inband-fec=true"
+        + " packet-loss-percentage=10 dtx=\(dtx) frame-size=20 ! rtpopuspay name=payloader",
+      payloadType: 111, host: host, port: port)
+    track.attach(sender)
+  }
+
+  private static func newSID() -> String {
+    "PU_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
   }
 
   /// The counters now, and the bitrate since the previous read.
@@ -75,20 +111,28 @@ public final class LocalTrackPublication: Sendable {
 
   /// Stops sending.
   func stop() {
-    track.detach(sender)
+    (track as? LocalVideoTrack)?.detach(sender)
+    (track as? LocalAudioTrack)?.detach(sender)
     sender.stop()
   }
 
   /// The SDP media section a receiver opens for this publication.
   func sdpMedia() -> String {
-    var lines = [
-      "m=video \(port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
-      "a=rtcp:\(port + 1)", "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir",
-      "a=framerate:\(encoding.maxFps)", "a=ssrc:\(ssrc) cname:\(Self.cname)", "a=sendonly",
-    ]
-    if codec == .h264 {
-      lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2)
+    var lines: [String]
+    switch media {
+    case .video(let codec, let encoding):
+      lines = [
+        "m=video \(port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
+        "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir", "a=framerate:\(encoding.maxFps)",
+      ]
+      if codec == .h264 { lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2) }
+    case .audio(_, let dtx):
+      lines = [
+        "m=audio \(port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) opus/48000/2",
+        "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
+      ]
     }
+    lines += ["a=rtcp:\(port + 1)", "a=ssrc:\(ssrc) cname:\(Self.cname)", "a=sendonly"]
     return lines.joined(separator: "\r\n")
   }
 

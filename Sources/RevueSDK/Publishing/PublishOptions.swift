@@ -76,3 +76,39 @@ public struct VideoPublishOptions: Sendable, Hashable {
     self.preferredCodec = preferredCodec
   }
 }
+
+/// The most an audio track may send (Opus).
+public struct AudioEncoding: Sendable, Hashable {
+  /// Bits per second.
+  public var maxBitrate: Int
+
+  /// An encoding of at most `maxBitrate` bits per second.
+  public init(maxBitrate: Int) { self.maxBitrate = maxBitrate }
+
+  /// 12 kbps.
+  public static let presetTelephone = AudioEncoding(maxBitrate: 12_000)
+  /// 24 kbps.
+  public static let presetSpeech = AudioEncoding(maxBitrate: 24_000)
+  /// 48 kbps.
+  public static let presetMusic = AudioEncoding(maxBitrate: 48_000)
+  /// 64 kbps.
+  public static let presetMusicStereo = AudioEncoding(maxBitrate: 64_000)
+  /// 96 kbps.
+  public static let presetMusicHighQuality = AudioEncoding(maxBitrate: 96_000)
+  /// 128 kbps.
+  public static let presetMusicHighQualityStereo = AudioEncoding(maxBitrate: 128_000)
+}
+
+/// How an audio track is published.
+public struct AudioPublishOptions: Sendable, Hashable {
+  /// The bitrate; nil for ``AudioEncoding/presetMusic``, or the microphone preset's bitrate.
+  public var encoding: AudioEncoding?
+  /// Discontinuous transmission: almost nothing is sent during silence.
+  public var dtx: Bool
+
+  /// Options with the defaults: the preset's bitrate, DTX on.
+  public init(encoding: AudioEncoding? = nil, dtx: Bool = true) {
+    self.encoding = encoding
+    self.dtx = dtx
+  }
+}

@@ -102,6 +102,16 @@ public final class LocalParticipant: Sendable {
     return try room.publish(videoTrack, options: options)
   }
 
+  /// Publishes an audio track (Opus, in-band FEC, DTX as the options say) to the room's destination.
+  /// Publishing does not start the capturer.
+  /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start.
+  public func publish(audioTrack: LocalAudioTrack, options: AudioPublishOptions = AudioPublishOptions()) async throws
+    -> LocalTrackPublication
+  {
+    guard let room = room.room else { throw RevueError(.invalidState, "the participant's room is gone") }
+    return try room.publish(audioTrack, options: options)
+  }
+
   /// Stops a publication; the track and its capturer go on.
   public func unpublish(publication: LocalTrackPublication) async {
     room.room?.unpublish(publication)

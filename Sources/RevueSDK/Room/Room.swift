@@ -116,7 +116,21 @@ public final class Room: Sendable {
       track.capturer?.dimensions ?? (track.capturer as? CameraCapturer)?.options.dimensions ?? .h720_169
     let encoding = options.encoding ?? VideoEncoding.forDimensions(size)
     let publication = try LocalTrackPublication(
-      track: track, codec: options.preferredCodec, encoding: encoding, host: destination.address, port: port)
+      video: track, codec: options.preferredCodec, encoding: encoding, host: destination.address, port: port)
+    state.withLock { $0.publications.append(publication) }
+    return publication
+  }
+
+  /// Publishes an audio track (Opus) on the next free port pair.
+  func publish(_ track: LocalAudioTrack, options: AudioPublishOptions) throws(RevueError) -> LocalTrackPublication {
+    guard let destination = state.withLock({ $0.destination }) else {
+      throw RevueError(.invalidState, "connect the room first: room.connect(to: URL(string: \"rtp://HOST:PORT\")!)")
+    }
+    let port = destination.port + 2 * state.withLock { $0.publications.count }
+    let preset = (track.capturer as? MicrophoneCapturer).map { AudioEncoding(maxBitrate: $0.options.preset.bitrate) }
+    let publication = try LocalTrackPublication(
+      audio: track, encoding: options.encoding ?? preset ?? .presetMusic, dtx: options.dtx,
+      host: destination.address, port: port)
     state.withLock { $0.publications.append(publication) }
     return publication
   }

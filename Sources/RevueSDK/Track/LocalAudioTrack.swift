@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An audio track of this participant: the microphone, or a buffer track.
 public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Sendable {
   /// The capturer that produces the track's audio.
@@ -31,7 +33,17 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
       format: .standard)
   }
 
+  private let senders = Mutex<[RTPSender]>([])
+
   func deliver(_ buffer: AudioPCMBuffer) {
-    if !isMuted { render(buffer) }
+    guard !isMuted else { return }
+    render(buffer)
+    for sender in senders.withLock({ $0 }) { sender.send(buffer.buffer, caps: format.caps) }
   }
+
+  /// Starts handing every delivered buffer to `sender` (a publication's).
+  func attach(_ sender: RTPSender) { senders.withLock { $0.append(sender) } }
+
+  /// Stops handing buffers to `sender`.
+  func detach(_ sender: RTPSender) { senders.withLock { $0.removeAll { $0 === sender } } }
 }

@@ -9,7 +9,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
 
   private let processorBox = Mutex<(any VideoProcessor)?>(nil)
   private let placeholder = Mutex<PixelBuffer?>(nil)
-  private let senders = Mutex<[VideoSender]>([])
+  private let senders = Mutex<[RTPSender]>([])
 
   init(name: String, source: Source, capturer: VideoCapturer) {
     self.capturer = capturer
@@ -74,12 +74,12 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
       sent = frame
     }
     render(sent)
-    for sender in senders.withLock({ $0 }) { sender.send(sent) }
+    for sender in senders.withLock({ $0 }) { sender.send(sent.buffer, caps: sent.caps) }
   }
 
   /// Starts handing every delivered frame to `sender` (a publication's).
-  func attach(_ sender: VideoSender) { senders.withLock { $0.append(sender) } }
+  func attach(_ sender: RTPSender) { senders.withLock { $0.append(sender) } }
 
   /// Stops handing frames to `sender`.
-  func detach(_ sender: VideoSender) { senders.withLock { $0.removeAll { $0 === sender } } }
+  func detach(_ sender: RTPSender) { senders.withLock { $0.removeAll { $0 === sender } } }
 }

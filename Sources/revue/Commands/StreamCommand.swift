@@ -88,6 +88,17 @@ struct StreamCommand {
     let publication = try await participant.publish(
       videoTrack: participant.cameraTrack,
       options: VideoPublishOptions(encoding: encoding, preferredCodec: options.codec))
+    var microphone: LocalAudioTrack?
+    if options.audio {
+      let (device, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
+      if isVirtual {
+        FileHandle.standardError.write(Data("revue: no microphone found: using a virtual one (a 440 Hz tone)\n".utf8))
+      }
+      let track = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: device))
+      try await track.capturer?.startCapture()
+      _ = try await participant.publish(audioTrack: track)
+      microphone = track
+    }
     if let path = options.sdpPath { try room.sdp.write(toFile: path, atomically: true, encoding: .utf8) }
     FileHandle.standardError.write(
       Data(
@@ -112,6 +123,7 @@ struct StreamCommand {
     printer.finish()
     let final = publication.statistics
     try await capturer.stopCapture()
+    try await microphone?.capturer?.stopCapture()
     await room.disconnect()
     FileHandle.standardError.write(
       Data(

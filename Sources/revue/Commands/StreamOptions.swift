@@ -64,6 +64,7 @@ struct StreamOptions: Equatable {
   var sdpPath: String?
   var duration: Int?
   var json = false
+  var audio = false
 
   static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
@@ -87,8 +88,7 @@ struct StreamOptions: Equatable {
       case "--sdp": options.sdpPath = try reader.value(option)
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
-      case "--audio":
-        throw UsageError(description: "stream: --audio is not available yet (Opus publishing is still to come)")
+      case "--audio": options.audio = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }

@@ -1,11 +1,11 @@
 import GStreamer
 import Synchronization
 
-/// The send pipeline of one video publication:
-/// `appsrc ! queue ! videoconvert ! encoder ! payloader ! rtpbin ! udpsink` with RTCP both ways:
-/// sender reports go out from the socket that receives the receiver reports (symmetric RTCP), and
-/// no receiving port of the destination is ever bound here.
-final class VideoSender: Sendable {
+/// The send pipeline of one publication:
+/// `appsrc ! queue ! encoder chain ! payloader ! rtpbin ! udpsink` with RTCP both ways: sender
+/// reports go out from the socket that receives the receiver reports (symmetric RTCP), and no
+/// receiving port of the destination is ever bound here.
+final class RTPSender: Sendable {
   /// What the sender has done so far.
   struct Counters: Sendable, Hashable {
     var framesEncoded = 0
@@ -18,41 +18,50 @@ final class VideoSender: Sendable {
     var roundTrip: Duration?
   }
 
-  let codec: VideoCodec
+  /// What is sent, for messages: `vp8`, `h264`, `opus`.
+  let name: String
   let ssrc: UInt32
-  let payloadType = 96
+  let payloadType: Int
   /// The local port RTCP is sent from and received on.
   let rtcpPort: Int
   private let pipeline: Pipeline
   private let source: AppSrc
   private let counters = Locked(Counters())
 
-  /// Builds and starts the pipeline, sending to `host`: RTP to `port`, RTCP to `port + 1`.
-  /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
-  init(codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int) throws(RevueError) {
-    self.codec = codec
-    ssrc = UInt32.random(in: 1..<UInt32.max)
+  /// A sender of video frames encoded with `codec`.
+  convenience init(codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int) throws(RevueError) {
     let keyframeInterval = max(1, encoding.maxFps * 2)
-    let encoder: String
-    let payloader: String
+    let chain: String
     switch codec {
     case .vp8:
-      encoder =
+      chain =
         "vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
         + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default threads=2"
-      payloader = "rtpvp8pay name=payloader picture-id-mode=15-bit"
+        + " ! rtpvp8pay name=payloader picture-id-mode=15-bit"
     case .h264:
-      encoder =
-        Gst.hasElement("x264enc")
-        ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
-          + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
-        : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)"
-      payloader = "h264parse ! rtph264pay name=payloader config-interval=-1 aggregate-mode=zero-latency"
+      chain =
+        (Gst.hasElement("x264enc")
+          ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
+            + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
+          : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)")
+        + " ! h264parse ! rtph264pay name=payloader config-interval=-1 aggregate-mode=zero-latency"
     }
+    try self.init(
+      name: codec.rawValue, chain: "videoconvert ! video/x-raw,format=I420 ! \(chain)", payloadType: 96, host: host,
+      port: port)
+  }
+
+  /// Builds and starts the pipeline, sending to `host`: RTP to `port`, RTCP to `port + 1`.
+  /// - Parameter chain: from the raw media to the payloader; the encoder is named `encoder`.
+  /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
+  init(name: String, chain: String, payloadType: Int, host: String, port: Int) throws(RevueError) {
+    self.name = name
+    self.payloadType = payloadType
+    ssrc = UInt32.random(in: 1..<UInt32.max)
     let description = """
       appsrc name=source is-live=true format=time do-timestamp=true min-latency=0 \
-      ! queue max-size-buffers=2 leaky=downstream ! videoconvert ! video/x-raw,format=I420 ! \(encoder) \
-      ! \(payloader) pt=\(payloadType) ssrc=\(ssrc) mtu=1200 ! rtpbin.send_rtp_sink_0 \
+      ! queue max-size-buffers=2 leaky=downstream ! \(chain) pt=\(payloadType) ssrc=\(ssrc) mtu=1200 \
+      ! rtpbin.send_rtp_sink_0 \
       rtpbin name=rtpbin rtp-profile=avpf \
       rtpbin.send_rtp_src_0 ! udpsink name=rtpout host=\(host) port=\(port) sync=false async=false \
       rtpbin.send_rtcp_src_0 ! udpsink name=rtcpout host=\(host) port=\(port + 1) sync=false async=false \
@@ -69,7 +78,7 @@ final class VideoSender: Sendable {
       try rtcpIn.shareSocket(with: try pipeline.element(named: "rtcpout", as: Element.self))
       rtcpPort = (try? rtcpIn.get("port", as: Int.self)) ?? 0
     } catch {
-      throw RevueError(.gstreamer, "cannot build the \(codec) sender", underlying: error)
+      throw RevueError(.gstreamer, "cannot build the \(name) sender", underlying: error)
     }
     let counters = self.counters
     pipeline.element(named: "encoder")?.staticPad("src")?.addProbe(.buffer) { _, info in
@@ -102,7 +111,7 @@ final class VideoSender: Sendable {
       try pipeline.play()
     } catch {
       pipeline.stop()
-      throw RevueError(.gstreamer, "the \(codec) sender to \(host):\(port) cannot start", underlying: error)
+      throw RevueError(.gstreamer, "the \(name) sender to \(host):\(port) cannot start", underlying: error)
     }
   }
 
@@ -111,12 +120,12 @@ final class VideoSender: Sendable {
   /// The counters now.
   var statistics: Counters { counters.value.withLock { $0 } }
 
-  /// Sends a frame (its buffer is shared, not copied); drops it, logged, when the pipeline refuses.
-  func send(_ frame: PixelBuffer) {
+  /// Sends a buffer of media (shared, not copied); drops it, logged, when the pipeline refuses.
+  func send(_ buffer: Buffer, caps: Caps) {
     do {
-      try source.push(sample: Sample(buffer: frame.buffer, caps: frame.caps))
+      try source.push(sample: Sample(buffer: buffer, caps: caps))
     } catch {
-      RevueLog.log(.debug, "Publication", "frame dropped: the \(codec) sender refused it (\(error))")
+      RevueLog.log(.debug, "Publication", "buffer dropped: the \(name) sender refused it (\(error))")
     }
   }
 
