@@ -21,6 +21,8 @@ packages=(
   gstreamer1.0-gl
   gstreamer1.0-alsa
   gstreamer1.0-pulseaudio
+  # A receiver of another make: the interoperability tests play the room's SDP in ffmpeg.
+  ffmpeg
 )
 
 missing=()

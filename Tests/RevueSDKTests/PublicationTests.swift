@@ -24,6 +24,39 @@ import Testing
     }
   }
 
+  @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+      let port = Self.freePort()
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h720_169))
+      _ = try await participant.publish(videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-ffmpeg-\(port).sdp")
+      try room.sdp.write(to: file, atomically: true, encoding: .utf8)
+      defer { try? FileManager.default.removeItem(at: file) }
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+      process.arguments = [
+        "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp", "-i", file.path,
+        "-frames:v", "30", "-f", "null", "-",
+      ]
+      let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)
+      process.terminationHandler = { continuation.yield($0.terminationStatus) }
+      try process.run()
+      try await capturer.startCapture()
+      var status: Int32 = -1
+      for await code in exits {
+        status = code
+        break
+      }
+      #expect(status == 0)
+      try await capturer.stopCapture()
+      await room.disconnect()
+    }
+  }
+
   @Test(arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
       let room = Room()
