@@ -32,6 +32,7 @@ enum Command: Equatable {
       bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
                        (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90 camera-mjpeg
+                       send-vp8-720p send-h264-720p
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]

@@ -32,7 +32,8 @@ import Testing
       try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
       let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
       _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h720_169))
-      _ = try await participant.publish(videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      _ = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
       let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-ffmpeg-\(port).sdp")
       try room.sdp.write(to: file, atomically: true, encoding: .utf8)
       defer { try? FileManager.default.removeItem(at: file) }

@@ -15,6 +15,22 @@ struct BenchCommand {
     case captureRotate90 = "capture-rotate90"
     /// The virtual camera's MJPEG 1280×720 at 30 fps, decoded, to a renderer (live: real time).
     case cameraMJPEG = "camera-mjpeg"
+    /// A 1280×720@30 test source published with VP8 over RTP to loopback.
+    case sendVP8 = "send-vp8-720p"
+    /// A 1280×720@30 test source published with H.264 over RTP to loopback.
+    case sendH264 = "send-h264-720p"
+
+    /// The codec of a send scenario.
+    var sendCodec: VideoCodec? {
+      switch self {
+      case .sendVP8: .vp8
+      case .sendH264: .h264
+      default: nil
+      }
+    }
+
+    /// Whether the scenario runs in real time (a live source at 30 fps).
+    var isLive: Bool { self == .cameraMJPEG || sendCodec != nil }
 
     /// What the scenario measures, for the report.
     var title: String {
@@ -23,6 +39,8 @@ struct BenchCommand {
       case .captureBGRA: "1080p BGRA → NV12"
       case .captureRotate90: "1080p NV12 turned 90°"
       case .cameraMJPEG: "camera MJPEG 720p30 → renderer"
+      case .sendVP8: "send 720p30 VP8 → RTP"
+      case .sendH264: "send 720p30 H.264 → RTP"
       }
     }
 
@@ -44,6 +62,20 @@ struct BenchCommand {
         return
           ("videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1"
           + " ! jpegenc ! image/jpeg,width=1280,height=720,framerate=30/1 ! jpegdec ! videoconvert ! fakesink sync=false")
+          .split(separator: " ").map(String.init)
+      case .sendVP8, .sendH264:
+        // The same source, conversion, encoder settings and rtpbin as the SDK's send pipeline.
+        let encoder =
+          self == .sendVP8
+          ? "vp8enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=1500000 keyframe-max-dist=60 lag-in-frames=0"
+            + " error-resilient=default threads=2 ! rtpvp8pay picture-id-mode=15-bit"
+          : "x264enc tune=zerolatency speed-preset=ultrafast bitrate=1500 key-int-max=60"
+            + " ! video/x-h264,profile=constrained-baseline ! h264parse ! rtph264pay config-interval=-1 aggregate-mode=zero-latency"
+        return
+          ("videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=NV12,width=1280,height=720,framerate=30/1"
+          + " ! queue max-size-buffers=2 leaky=downstream ! videoconvert ! video/x-raw,format=I420 ! \(encoder)"
+          + " pt=96 mtu=1200 ! rtpbin.send_rtp_sink_0 rtpbin name=rtpbin rtp-profile=avpf"
+          + " rtpbin.send_rtp_src_0 ! udpsink host=127.0.0.1 port=9 sync=false async=false")
           .split(separator: " ").map(String.init)
       }
     }
@@ -78,6 +110,11 @@ struct BenchCommand {
       var copies = 0
       var firstFrames: [Double] = []
       for _ in 0..<runs {
+        if let codec = scenario.sendCodec {
+          revue.append(try await measureSend(codec))
+          reference.append(try measureGstLaunch(scenario.gstLaunch(frames: frames)!))
+          continue
+        }
         if scenario == .cameraMJPEG {
           let (measurement, firstFrame) = try await measureCamera()
           revue.append(measurement)
@@ -101,12 +138,14 @@ struct BenchCommand {
       if scenario == .captureNV12 {
         print("  frames whose pixels were copied on the way to the renderer: \(copies) of \(frames * runs)")
       }
-      if scenario == .cameraMJPEG {
+      if scenario.isLive {
         let perSecond = { (measurement: Measurement) in measurement.cpuMillisecondsPerFrame * 30 / 1000 }
         let cpuRatio = theirs.map { ours.cpuMillisecondsPerFrame / $0.cpuMillisecondsPerFrame }
         print(
           "  CPU seconds per second of video: revue \(format(perSecond(ours), 0, digits: 3)), gst-launch "
             + "\(format(theirs.map(perSecond), 0, digits: 3)), ratio \(format(cpuRatio, 0, digits: 3)) (target ≤ 1.05)")
+      }
+      if scenario == .cameraMJPEG {
         print(
           "  first frame after setCamera(enabled: true): \(format(firstFrames.sorted()[firstFrames.count / 2], 0)) ms (median; 100 ms of it is the switch's debounce)"
         )
@@ -197,6 +236,36 @@ struct BenchCommand {
       Measurement(framesPerSecond: Double(frames) / elapsed, cpuMillisecondsPerFrame: cpu * 1000 / Double(frames)),
       Double(toFirst.components.seconds) * 1000 + Double(toFirst.components.attoseconds) / 1e15
     )
+  }
+
+  /// Publishes the virtual camera module's raw 1280×720@30 with `codec` to a closed loopback port
+  /// and counts `frames` encoded frames: the rate and the CPU per frame.
+  private func measureSend(_ codec: VideoCodec) async throws -> Measurement {
+    let device = try await VirtualDevices.camera(profile: "csi-camera-module")
+    let room = Room()
+    try await room.connect(to: URL(string: "rtp://127.0.0.1:\(2 * Int.random(in: 15_000..<30_000))")!)
+    let participant = room.localParticipant!
+    let capturer = participant.cameraTrack.capturer as! CameraCapturer
+    _ = try await capturer.set(options: CameraCaptureOptions(device: device, dimensions: .h720_169, fps: 30))
+    let publication = try await participant.publish(
+      videoTrack: participant.cameraTrack,
+      options: VideoPublishOptions(encoding: VideoEncoding(maxBitrate: 1_500_000, maxFps: 30), preferredCodec: codec))
+    let counter = FrameCounter(until: frames + 1)
+    participant.cameraTrack.add(videoRenderer: counter)
+    try await capturer.startCapture()
+    _ = await counter.waitForFirst()
+    let (cpuBefore, start) = (Self.cpuSeconds(RUSAGE_SELF), Date())
+    await counter.waitForAll()
+    let elapsed = Date().timeIntervalSince(start)
+    let cpu = Self.cpuSeconds(RUSAGE_SELF) - cpuBefore
+    let encoded = publication.statistics.framesEncoded
+    try await capturer.stopCapture()
+    await room.disconnect()
+    guard encoded >= frames * 9 / 10 else {
+      throw RevueError(.gstreamer, "only \(encoded) of \(frames) frames were encoded")
+    }
+    print("  \(codec): \(encoded) frames encoded while \(frames + 1) were captured")
+    return Measurement(framesPerSecond: Double(frames) / elapsed, cpuMillisecondsPerFrame: cpu * 1000 / Double(frames))
   }
 
   /// Runs gst-launch-1.0 and returns its rate and CPU per frame.
