@@ -94,4 +94,35 @@ import Testing
     } throws: { error in "\(error)".contains("unknown codec 'mpeg2'") }
     await room.disconnect()
   }
+
+  @Test func mutedTrackSendsItsPlaceholderAndThePublicationGoesOn() async throws {
+    let port = PublicationTests.freePort()
+    let receiving = Room()
+    let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let renderer = FrameStream()
+    remote.videoTrack.add(videoRenderer: renderer)
+    let sending = Room()
+    try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let track = LocalVideoTrack.createBufferTrack()
+    track.mutePlaceholder = BufferCapturerTests.frame(.nv12, 160, 90)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    _ = try await sending.localParticipant!.publish(videoTrack: track)
+    let frame = BufferCapturerTests.frame(.nv12, 320, 180)
+    let pusher = Task {
+      while !Task.isCancelled {
+        capturer.capture(frame)
+        await Task.yield()
+      }
+    }
+    _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 320, height: 180) })
+    try await track.mute()
+    _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 160, height: 90) })
+    try await track.unmute()
+    _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 320, height: 180) })
+    pusher.cancel()
+    try await capturer.stopCapture()
+    await sending.disconnect()
+    await receiving.disconnect()
+  }
 }
