@@ -173,4 +173,46 @@ import Testing
     try await track.capturer?.stopCapture()
     await room.disconnect()
   }
+
+  /// Sends an RTCP PLI (RFC 4585: PSFB, FMT 1) about `ssrc` to `port` on loopback.
+  static func sendPictureLossIndication(about ssrc: UInt32, to port: Int) {
+    var packet: [UInt8] = [0x81, 206, 0x00, 0x02, 0x12, 0x34, 0x56, 0x78]
+    packet += withUnsafeBytes(of: ssrc.bigEndian) { Array($0) }
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        sendto(fd, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+  }
+
+  @Test func aPictureLossIndicationGetsAKeyframeAtOnce() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let room = Room()
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(Self.freePort())")!)
+      let participant = try #require(room.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
+      let renderer = FrameStream()
+      participant.cameraTrack.add(videoRenderer: renderer)
+      let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      try await capturer.startCapture()
+      // The camera runs at 30 fps and the periodic keyframes come every 60 frames: the frames
+      // rendered are the clock.
+      _ = await renderer.next { _ in renderer.count >= 10 }
+      #expect(publication.statistics.keyframes == 1)
+      Self.sendPictureLossIndication(about: publication.ssrc, to: publication.localRTCPPort)
+      let sent = renderer.count
+      _ = await renderer.next { _ in renderer.count >= sent + 20 }
+      #expect(publication.statistics.keyframes >= 2, "no keyframe within 20 frames of the PLI")
+      #expect(renderer.count < 60)
+      try await capturer.stopCapture()
+      await room.disconnect()
+    }
+  }
 }
