@@ -125,4 +125,30 @@ import Testing
     await sending.disconnect()
     await receiving.disconnect()
   }
+
+  @Test func cameraTurnedOffSendsThePlaceholder() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = PublicationTests.freePort()
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let renderer = FrameStream()
+      remote.videoTrack.add(videoRenderer: renderer)
+      let sending = Room()
+      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let participant = try #require(sending.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
+      participant.cameraTrack.mutePlaceholder = BufferCapturerTests.frame(.nv12, 160, 90)
+      _ = try await participant.publish(videoTrack: participant.cameraTrack)
+      participant.setCamera(enabled: true)
+      _ = try #require(await renderer.next { $0.dimensions == .h720_169 })
+      participant.setCamera(enabled: false)
+      _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 160, height: 90) })
+      participant.setCamera(enabled: true)
+      _ = try #require(await renderer.next { $0.dimensions == .h720_169 })
+      participant.setCamera(enabled: false)
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
 }

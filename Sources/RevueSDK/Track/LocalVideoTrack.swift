@@ -10,11 +10,49 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   private let processorBox = Mutex<(any VideoProcessor)?>(nil)
   private let placeholder = Mutex<PixelBuffer?>(nil)
   private let senders = Mutex<[RTPSender]>([])
+  /// Sends the placeholder while the camera is off.
+  private let offAir = Mutex<Task<Void, Never>?>(nil)
+
+  /// How often the placeholder is sent while the camera is off.
+  static let placeholderInterval: Duration = .milliseconds(200)
 
   init(name: String, source: Source, capturer: VideoCapturer) {
     self.capturer = capturer
     super.init(name: name, source: source)
     capturer.frameSink = self
+    if capturer is CameraCapturer { followCamera(capturer) }
+  }
+
+  deinit { offAir.withLock { $0 }?.cancel() }
+
+  /// While the camera is off, publications get the placeholder (a few times a second), so
+  /// receivers show it instead of a frozen last frame; the publication never ends because of it.
+  private func followCamera(_ capturer: VideoCapturer) {
+    let events = capturer.events
+    Task { [weak self] in
+      self?.cameraStateChanged(capturer.captureState)
+      for await event in events {
+        guard let self else { return }
+        if case .state(let state) = event { self.cameraStateChanged(state) }
+      }
+    }
+  }
+
+  private func cameraStateChanged(_ state: CaptureState) {
+    offAir.withLock { task in
+      task?.cancel()
+      task = nil
+      guard state != .capturing else { return }
+      task = Task { [weak self] in
+        while !Task.isCancelled {
+          guard let self else { return }
+          if let placeholder = self.mutePlaceholder {
+            for sender in self.senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps) }
+          }
+          try? await Task.sleep(for: Self.placeholderInterval)
+        }
+      }
+    }
   }
 
   /// A track filled with the App's own frames through its ``BufferCapturer``.
