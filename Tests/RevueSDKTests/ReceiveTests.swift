@@ -31,7 +31,7 @@ import Testing
       let receiving = Room()
       let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
       let renderer = FrameStream()
-      remote.videoTrack.add(videoRenderer: renderer)
+      remote.videoTrack!.add(videoRenderer: renderer)
 
       let sending = Room()
       try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
@@ -47,14 +47,14 @@ import Testing
       Self.sendGarbage(to: port, count: 20)
       let before = renderer.count
       _ = try #require(await renderer.next { _ in renderer.count > before + 10 })
-      #expect(remote.videoTrack.statistics.invalidPackets == 20)
+      #expect(remote.videoTrack!.statistics.invalidPackets == 20)
 
       // The sender restarts: a new SSRC and new sequence numbers; the receiver follows.
       await participant.unpublish(publication: publication)
       publication = try await participant.publish(videoTrack: participant.cameraTrack)
       let restarted = renderer.count
       _ = try #require(await renderer.next { _ in renderer.count > restarted + 10 })
-      let statistics = remote.videoTrack.statistics
+      let statistics = remote.videoTrack!.statistics
       #expect(statistics.framesDecoded > 20)
       #expect(statistics.packetsReceived > 20 && statistics.bytesReceived > 1000)
       try await capturer.stopCapture()
@@ -68,13 +68,13 @@ import Testing
     let room = Room()
     let remote = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=h264")!)
     let renderer = FrameStream()
-    remote.videoTrack.add(videoRenderer: renderer)
+    remote.videoTrack!.add(videoRenderer: renderer)
     let sender = try PublicationTests.gstLaunch(
       "videotestsrc is-live=true num-buffers=45 ! video/x-raw,width=320,height=240 ! x264enc tune=zerolatency"
         + " key-int-max=15 ! rtph264pay pt=96 config-interval=-1 ! udpsink host=127.0.0.1 port=\(port)")
     let frame = try #require(await renderer.next())
     #expect(frame.dimensions == Dimensions(width: 320, height: 240))
-    #expect(remote.videoTrack.codec == .h264)
+    #expect(remote.videoTrack!.codec == .h264)
     _ = await sender.value
     await room.disconnect()
   }
@@ -100,7 +100,7 @@ import Testing
     let receiving = Room()
     let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
     let renderer = FrameStream()
-    remote.videoTrack.add(videoRenderer: renderer)
+    remote.videoTrack!.add(videoRenderer: renderer)
     let sending = Room()
     try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
     let track = LocalVideoTrack.createBufferTrack()
@@ -132,7 +132,7 @@ import Testing
       let receiving = Room()
       let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
       let renderer = FrameStream()
-      remote.videoTrack.add(videoRenderer: renderer)
+      remote.videoTrack!.add(videoRenderer: renderer)
       let sending = Room()
       try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
       let participant = try #require(sending.localParticipant)
@@ -150,5 +150,53 @@ import Testing
       await sending.disconnect()
       await receiving.disconnect()
     }
+  }
+
+  @Test func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
+    let microphone = try await MicrophoneTests.microphone()
+    defer { VirtualDevices.remove(microphone.id) }
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let sending = Room()
+      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(PublicationTests.freePort())")!)
+      let participant = try #require(sending.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
+      _ = try await participant.publish(videoTrack: participant.cameraTrack)
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
+      _ = try await participant.publish(audioTrack: audio, options: AudioPublishOptions(dtx: false))
+
+      let receiving = Room()
+      let remote = try await receiving.listen(sdp: sending.sdp, on: "127.0.0.1")
+      let frames = FrameStream()
+      remote.videoTrack?.add(videoRenderer: frames)
+      let sound = AudioStream()
+      remote.audioTrack?.add(audioRenderer: sound)
+      try await capturer.startCapture()
+      try await audio.capturer?.startCapture()
+      _ = try #require(await frames.next())
+      var heard: AudioPCMBuffer?
+      for await buffer in sound.buffers {
+        heard = buffer
+        break
+      }
+      #expect(heard?.sampleRate == 48_000 && heard?.channelCount == 2)
+      #expect(try #require(remote.audioTrack).statistics.packetsReceived > 0)
+      try await capturer.stopCapture()
+      try await audio.capturer?.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
+
+  @Test func aMalformedOrUnsupportedSDPNamesItsLine() async {
+    await #expect {
+      try await Room().listen(sdp: "v=0\r\nm=video abc RTP/AVP 96\r\n")
+    } throws: { error in "\(error)".contains("SDP line 2: malformed media line") }
+    await #expect {
+      try await Room().listen(sdp: "v=0\nm=video 5004 RTP/AVP 98\na=rtpmap:98 VP9/90000\n")
+    } throws: { error in "\(error)".contains("SDP line 2: video in VP9 is not received") }
+    await #expect {
+      try await Room().listen(sdp: "v=0\n")
+    } throws: { error in "\(error)".contains("no media line") }
   }
 }

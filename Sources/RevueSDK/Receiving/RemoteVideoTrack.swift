@@ -26,32 +26,105 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
 
   /// The codec of the stream.
   public let codec: VideoCodec
-  let receiver: VideoReceiver
+  let receiver: RTPReceiver
+  private let last = Mutex<PixelBuffer?>(nil)
 
-  init(name: String, codec: VideoCodec, receiver: VideoReceiver) {
+  /// Receives `codec` on `port` of `address`.
+  init(name: String, codec: VideoCodec, address: String, port: Int, latency: Int) throws(RevueError) {
     self.codec = codec
-    self.receiver = receiver
+    let decode =
+      switch codec {
+      case .vp8: "rtpvp8depay ! vp8dec name=decoder"
+      case .h264: "rtph264depay ! h264parse ! avdec_h264 name=decoder"
+      }
+    let relay = Relay<RemoteVideoTrack>()
+    receiver = try RTPReceiver(
+      address: address, port: port,
+      caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96",
+      decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency
+    ) { sample in relay.target?.deliver(sample) }
     super.init(name: name, source: .camera)
+    relay.target = self
+  }
+
+  private func deliver(_ sample: Sample) {
+    guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
+      let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
+      let frame = try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
+    else { return }
+    last.withLock { $0 = frame }
+    render(frame)
   }
 
   /// The receiver's counters now.
   public var statistics: Statistics { receiver.statistics }
 
   /// The frame rendered last, if any (for snapshots).
-  public var lastFrame: PixelBuffer? { receiver.lastFrame }
+  public var lastFrame: PixelBuffer? { last.withLock { $0 } }
+}
+
+/// An audio track received from another host (Opus): decoded buffers, 48 kHz stereo 16-bit, go
+/// to its renderers on the receiving thread.
+public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
+  let receiver: RTPReceiver
+
+  /// Receives Opus on `port` of `address`.
+  init(name: String, address: String, port: Int, latency: Int) throws(RevueError) {
+    let relay = Relay<RemoteAudioTrack>()
+    let format = AudioFormat.standard
+    receiver = try RTPReceiver(
+      address: address, port: port,
+      caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
+      decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
+      latency: latency
+    ) { sample in
+      guard let buffer = sample.buffer,
+        let pcm = try? AudioPCMBuffer(
+          wrapping: buffer, sampleRate: format.sampleRate, channelCount: format.channelCount,
+          format: format.sampleFormat)
+      else { return }
+      relay.target?.render(pcm)
+    }
+    super.init(name: name, source: .microphone)
+    relay.target = self
+  }
+
+  /// The receiver's counters now (`framesDecoded` counts decoded buffers).
+  public var statistics: RemoteVideoTrack.Statistics { receiver.statistics }
+}
+
+/// A weak reference, set once, from a receiver's callback to the track made after it.
+final class Relay<Target: AnyObject & Sendable>: @unchecked Sendable {
+  // Safety: `target` is read and written under the lock only.
+  private let lock = Mutex<Void>(())
+  private weak var stored: Target?
+  var target: Target? {
+    get { lock.withLock { _ in stored } }
+    set { lock.withLock { _ in stored = newValue } }
+  }
 }
 
 /// Someone sending to this room: identified by the CNAME of their RTCP reports.
 public final class RemoteParticipant: Sendable {
-  /// The sender's RTCP CNAME, or `PORT` until its first report.
-  public var identity: String { receiver.cname ?? "rtp:\(receiver.port)" }
-  /// The video track received.
-  public let videoTrack: RemoteVideoTrack
-  private let receiver: VideoReceiver
+  /// The sender's RTCP CNAME, or `rtp:PORT` until its first report.
+  public var identity: String {
+    let receivers = [videoTrack?.receiver, audioTrack?.receiver].compactMap { $0 }
+    return receivers.lazy.compactMap(\.cname).first ?? "rtp:\(receivers.first?.port ?? 0)"
+  }
+  /// The video track received, if the stream has one.
+  public let videoTrack: RemoteVideoTrack?
+  /// The audio track received, if the stream has one.
+  public let audioTrack: RemoteAudioTrack?
 
-  init(videoTrack: RemoteVideoTrack) {
+  init(videoTrack: RemoteVideoTrack?, audioTrack: RemoteAudioTrack?) {
     self.videoTrack = videoTrack
-    receiver = videoTrack.receiver
+    self.audioTrack = audioTrack
+  }
+
+  /// Stops receiving.
+  func stop() {
+    videoTrack?.receiver.stop()
+    audioTrack?.receiver.stop()
   }
 }
 
@@ -60,7 +133,7 @@ public final class RemoteParticipant: Sendable {
 /// next port and receiver reports back to where the sender reports come from. A sender that
 /// restarts (new SSRC, new sequence numbers) is followed; garbage packets are counted and dropped;
 /// a decoder that cannot go on asks for a keyframe (RTCP PLI).
-final class VideoReceiver: Sendable {
+final class RTPReceiver: Sendable {
   struct Counters: Sendable {
     var frames = 0
     var packets = 0
@@ -68,7 +141,6 @@ final class VideoReceiver: Sendable {
     var invalid = 0
     var cname: String?
     var senderAddress: String?
-    var last: PixelBuffer?
     var read = (bytes: 0, time: ContinuousClock.now)
   }
 
@@ -77,24 +149,22 @@ final class VideoReceiver: Sendable {
   private let counters = Locked(Counters())
   private let jitterBuffer: Element
 
-  /// Binds `port` (RTP) and `port + 1` (RTCP) on `address` and starts decoding, handing frames to `deliver`.
+  /// Binds `port` (RTP) and `port + 1` (RTCP) on `address` and starts decoding, handing each
+  /// decoded sample to `deliver` on the streaming thread.
+  /// - Parameters:
+  ///   - caps: the RTP caps of the stream.
+  ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
-    address: String, port: Int, codec: VideoCodec, latency: Int = 50,
-    deliver: @escaping @Sendable (PixelBuffer) -> Void
+    address: String, port: Int, caps: String, decode: String, latency: Int,
+    deliver: @escaping @Sendable (Sample) -> Void
   ) throws(RevueError) {
     self.port = port
-    let decode =
-      switch codec {
-      case .vp8: "rtpvp8depay ! vp8dec name=decoder"
-      case .h264: "rtph264depay ! h264parse ! avdec_h264 name=decoder"
-      }
     let description = """
-      udpsrc name=rtpin address=\(address) port=\(port) reuse=false \
-      caps="application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96" \
+      udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
       ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf \
       session.recv_rtp_src ! rtpjitterbuffer name=jitter latency=\(latency) ! \(decode) \
-      ! videoconvert ! video/x-raw,format=I420 ! appsink name=sink sync=false enable-last-sample=false \
+      ! appsink name=sink sync=false enable-last-sample=false \
       udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
       session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
       """
@@ -146,15 +216,8 @@ final class VideoReceiver: Sendable {
     do {
       let sink = try pipeline.element(named: "sink", as: AppSink.self)
       sink.setCallbacks(newSample: { sample in
-        guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
-          let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
-          let frame = try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
-        else { return }
-        counters.value.withLock { counters in
-          counters.frames += 1
-          counters.last = frame
-        }
-        deliver(frame)
+        counters.value.withLock { $0.frames += 1 }
+        deliver(sample)
       })
       try pipeline.play()
     } catch {
@@ -168,7 +231,6 @@ final class VideoReceiver: Sendable {
   func stop() { pipeline.stop() }
 
   var cname: String? { counters.value.withLock { $0.cname } }
-  var lastFrame: PixelBuffer? { counters.value.withLock { $0.last } }
 
   var statistics: RemoteVideoTrack.Statistics {
     let stats = (try? jitterBuffer.get("stats", as: Structure.self))

@@ -79,14 +79,36 @@ public final class Room: Sendable {
         return codec
       } ?? .vp8
     let address = try Self.resolve(host)
-    let frames = FrameRelay()
-    let receiver = try VideoReceiver(address: address, port: port, codec: chosen, latency: latency) {
-      frames.deliver($0)
-    }
-    let track = RemoteVideoTrack(name: "video", codec: chosen, receiver: receiver)
-    frames.track.withLock { $0 = WeakVideoTrack(track: track) }
-    let participant = RemoteParticipant(videoTrack: track)
+    let track = try RemoteVideoTrack(name: "video", codec: chosen, address: address, port: port, latency: latency)
+    let participant = RemoteParticipant(videoTrack: track, audioTrack: nil)
     remotes.withLock { $0["rtp:\(port)"] = participant }
+    return participant
+  }
+
+  /// Receives the streams an SDP describes (its `m=video` and `m=audio` sections: VP8, H.264
+  /// and Opus), on `address`.
+  /// - Returns: the participant whose tracks they are.
+  /// - Throws: ``RevueError`` naming the SDP line that is malformed or unsupported, or a port
+  ///   that cannot be bound; nothing is received then.
+  @discardableResult
+  public func listen(sdp: String, on address: String = "0.0.0.0", latency: Int = 50) async throws -> RemoteParticipant {
+    let media = try SDPMedia.parse(sdp)
+    let resolved = try Self.resolve(address)
+    var video: RemoteVideoTrack?
+    var audio: RemoteAudioTrack?
+    for section in media {
+      switch section.kind {
+      case .video(let codec):
+        guard video == nil else { continue }
+        video = try RemoteVideoTrack(
+          name: "video", codec: codec, address: resolved, port: section.port, latency: latency)
+      case .opus:
+        guard audio == nil else { continue }
+        audio = try RemoteAudioTrack(name: "audio", address: resolved, port: section.port, latency: latency)
+      }
+    }
+    let participant = RemoteParticipant(videoTrack: video, audioTrack: audio)
+    remotes.withLock { $0["sdp:\(media.first?.port ?? 0)"] = participant }
     return participant
   }
 
@@ -99,7 +121,7 @@ public final class Room: Sendable {
       defer { remotes.removeAll() }
       return Array(remotes.values)
     }
-    for participant in all { participant.videoTrack.receiver.stop() }
+    for participant in all { participant.stop() }
     for publication in publications { unpublish(publication) }
   }
 
@@ -167,14 +189,47 @@ struct WeakRoom: @unchecked Sendable {
   weak var room: Room?
 }
 
-/// Hands a receiver's frames to its track, which is made after the receiver.
-final class FrameRelay: Sendable {
-  let track = Mutex(WeakVideoTrack(track: nil))
-  func deliver(_ frame: PixelBuffer) { track.withLock { $0.track }?.render(frame) }
-}
+/// The media sections of an SDP that Revue receives.
+struct SDPMedia: Sendable, Hashable {
+  enum Kind: Sendable, Hashable {
+    case video(VideoCodec)
+    case opus
+  }
 
-/// A weak reference to a remote track (the track owns its receiver).
-struct WeakVideoTrack: @unchecked Sendable {
-  // Safety: only read and written under a Mutex.
-  weak var track: RemoteVideoTrack?
+  var kind: Kind
+  var port: Int
+
+  /// The sections of `sdp`, in order.
+  /// - Throws: ``RevueError`` naming the line of a malformed media line or an unsupported codec.
+  static func parse(_ sdp: String) throws(RevueError) -> [SDPMedia] {
+    var sections: [(media: String, port: Int, line: Int, codec: String?)] = []
+    for (index, raw) in sdp.split(whereSeparator: \.isNewline).enumerated() {
+      let line = raw.trimmingCharacters(in: .whitespaces)
+      if line.hasPrefix("m=") {
+        let fields = line.dropFirst(2).split(separator: " ")
+        guard fields.count >= 4, let port = Int(fields[1]), port > 0, port < 65_535 else {
+          throw RevueError(.invalidInput, "SDP line \(index + 1): malformed media line '\(line)'")
+        }
+        sections.append((String(fields[0]), port, index + 1, nil))
+      } else if line.hasPrefix("a=rtpmap:"), !sections.isEmpty, sections[sections.count - 1].codec == nil {
+        let name = line.split(separator: " ").dropFirst().first?.split(separator: "/").first.map(String.init)
+        sections[sections.count - 1].codec = name?.uppercased()
+      }
+    }
+    guard !sections.isEmpty else { throw RevueError(.invalidInput, "the SDP has no media line ('m=video …')") }
+    var media: [SDPMedia] = []
+    for section in sections {
+      switch (section.media, section.codec) {
+      case ("video", "VP8"?): media.append(SDPMedia(kind: .video(.vp8), port: section.port))
+      case ("video", "H264"?): media.append(SDPMedia(kind: .video(.h264), port: section.port))
+      case ("audio", "OPUS"?): media.append(SDPMedia(kind: .opus, port: section.port))
+      default:
+        throw RevueError(
+          .invalidInput,
+          "SDP line \(section.line): \(section.media) in \(section.codec ?? "no rtpmap") is not received (VP8, H264 or opus)"
+        )
+      }
+    }
+    return media
+  }
 }

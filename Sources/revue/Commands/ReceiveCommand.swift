@@ -7,19 +7,24 @@ struct ReceiveCommand {
   var options: ReceiveOptions
 
   func run() async throws {
-    var port = options.port
-    var codec = options.codec
-    if let path = options.sdpPath {
-      let described = try Self.readSDP(path)
-      port = described.port
-      codec = codec ?? described.codec
-    }
     let room = Room()
-    let remote = try await room.listen(on: URL(string: "rtp://0.0.0.0:\(port)")!, codec: codec ?? .vp8)
-    FileHandle.standardError.write(Data("revue: receiving \(remote.videoTrack.codec) on port \(port)\n".utf8))
+    let remote: RemoteParticipant
+    if let path = options.sdpPath {
+      let sdp: String
+      do {
+        sdp = try String(contentsOfFile: path, encoding: .utf8)
+      } catch {
+        throw RevueError(.invalidInput, "cannot read SDP file \(path)", underlying: error)
+      }
+      remote = try await room.listen(sdp: sdp)
+    } else {
+      remote = try await room.listen(
+        on: URL(string: "rtp://0.0.0.0:\(options.port)")!, codec: options.codec ?? .vp8)
+    }
+    guard let track = remote.videoTrack else { throw RevueError(.invalidInput, "the stream has no video to receive") }
+    FileHandle.standardError.write(Data("revue: receiving \(track.codec) from \(remote.identity)\n".utf8))
     let printer = StatusPrinter(json: options.json)
     var lastFrames = 0
-    let track = remote.videoTrack
     let wanted = options.frames
     await RunLoopControl.run(
       duration: options.duration, done: { wanted.map { track.statistics.framesDecoded >= $0 } ?? false }
@@ -55,33 +60,6 @@ struct ReceiveCommand {
       throw RevueError(.invalidState, "only \(final.framesDecoded) of \(wanted) frames arrived")
     }
   }
-
-  /// The video port and codec of an SDP file.
-  static func readSDP(_ path: String) throws -> (port: Int, codec: VideoCodec) {
-    let text: String
-    do {
-      text = try String(contentsOfFile: path, encoding: .utf8)
-    } catch {
-      throw RevueError(.invalidInput, "cannot read SDP file \(path)", underlying: error)
-    }
-    var port: Int?
-    var codec: VideoCodec?
-    for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
-      if line.hasPrefix("m=video ") {
-        let fields = line.split(separator: " ")
-        guard fields.count >= 4, let value = Int(fields[1]), value > 0, value < 65_535 else {
-          throw RevueError(.invalidInput, "\(path):\(number + 1): malformed media line '\(line)'")
-        }
-        port = value
-      } else if line.hasPrefix("a=rtpmap:") {
-        let name = line.split(separator: " ").dropFirst().first?.split(separator: "/").first?.uppercased()
-        if name == "VP8" { codec = .vp8 } else if name == "H264" { codec = .h264 }
-      }
-    }
-    guard let port else { throw RevueError(.invalidInput, "\(path): no 'm=video PORT …' line") }
-    guard let codec else { throw RevueError(.invalidInput, "\(path): no VP8 or H264 rtpmap") }
-    return (port, codec)
-  }
 }
 
 /// `revue demo`: a sender and a receiver in one process on loopback, then a summary.
@@ -96,6 +74,7 @@ struct DemoCommand {
     }
     let receiving = Room()
     let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let received = remote.videoTrack!
     let sending = Room()
     try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
     let participant = sending.localParticipant!
@@ -109,26 +88,28 @@ struct DemoCommand {
     await RunLoopControl.run(duration: duration) {}
     let seconds = StreamCommand.milliseconds(ContinuousClock.now - start) / 1000
     let sent = publication.statistics
-    let received = remote.videoTrack.statistics
+    let receivedStatistics = received.statistics
     let format = capturer.format
     let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("revue-demo.png")
-    if let frame = remote.videoTrack.lastFrame { try await frame.writePNG(to: snapshot) }
+    if let frame = received.lastFrame { try await frame.writePNG(to: snapshot) }
     try await capturer.stopCapture()
     await sending.disconnect()
     await receiving.disconnect()
     let rows: [(String, String)] = [
       ("camera", "\(device.name)\(isVirtual ? " (virtual)" : "") \(format.map(\.description) ?? "")"),
       ("frames sent", "\(sent.framesEncoded) (\(sent.keyframes) keyframes)"),
-      ("frames received", "\(received.framesDecoded)"),
+      ("frames received", "\(receivedStatistics.framesDecoded)"),
       ("bitrate", String(format: "%.0f kbps", Double(sent.bytesSent) * 8 / seconds / 1000)),
-      ("packets lost", "\(received.packetsLost)"),
+      ("packets lost", "\(receivedStatistics.packetsLost)"),
       (
         "round-trip time",
         sent.roundTripTime.map { String(format: "%.2f ms", StreamCommand.milliseconds($0)) } ?? "no report yet"
       ),
-      ("snapshot", remote.videoTrack.lastFrame == nil ? "none (no frame)" : snapshot.path),
+      ("snapshot", received.lastFrame == nil ? "none (no frame)" : snapshot.path),
     ]
     for (name, value) in rows { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + value) }
-    guard received.framesDecoded > 0 else { throw RevueError(.invalidState, "no frame arrived at the receiver") }
+    guard receivedStatistics.framesDecoded > 0 else {
+      throw RevueError(.invalidState, "no frame arrived at the receiver")
+    }
   }
 }
