@@ -40,7 +40,7 @@ import Testing
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
       process.arguments = [
-        "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file,udp,rtp", "-i", file.path,
+        "-hide_banner", "-loglevel", "fatal", "-protocol_whitelist", "file,udp,rtp", "-i", file.path,
         "-frames:v", "30", "-f", "null", "-",
       ]
       let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)

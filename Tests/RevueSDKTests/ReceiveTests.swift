@@ -167,6 +167,7 @@ import Testing
 
       let receiving = Room()
       let remote = try await receiving.listen(sdp: sending.sdp, on: "127.0.0.1")
+      let identities = remote.identityUpdates
       let frames = FrameStream()
       remote.videoTrack?.add(videoRenderer: frames)
       let sound = AudioStream()
@@ -181,6 +182,14 @@ import Testing
       }
       #expect(heard?.sampleRate == 48_000 && heard?.channelCount == 2)
       #expect(try #require(remote.audioTrack).statistics.packetsReceived > 0)
+      // The sender's first RTCP report names it (its CNAME, also in the SDP).
+      var identity: String?
+      for await name in identities {
+        identity = name
+        break
+      }
+      #expect(identity == remote.identity)
+      #expect(sending.sdp.contains("cname:\(identity ?? "?")"))
       try await capturer.stopCapture()
       try await audio.capturer?.stopCapture()
       await sending.disconnect()

@@ -111,6 +111,10 @@ public final class RemoteParticipant: Sendable {
     let receivers = [videoTrack?.receiver, audioTrack?.receiver].compactMap { $0 }
     return receivers.lazy.compactMap(\.cname).first ?? "rtp:\(receivers.first?.port ?? 0)"
   }
+  /// The sender's identity (its RTCP CNAME) each time it is learned from a report, from now on.
+  public var identityUpdates: AsyncStream<String> {
+    (videoTrack?.receiver ?? audioTrack?.receiver)?.identities.subscribe() ?? AsyncStream { $0.finish() }
+  }
   /// The video track received, if the stream has one.
   public let videoTrack: RemoteVideoTrack?
   /// The audio track received, if the stream has one.
@@ -145,6 +149,8 @@ final class RTPReceiver: Sendable {
   }
 
   let port: Int
+  /// The sender's CNAME, each time it is learned or changes.
+  let identities = Broadcast<String>()
   private let pipeline: Pipeline
   private let counters = Locked(Counters())
   private let jitterBuffer: Element
@@ -181,6 +187,7 @@ final class RTPReceiver: Sendable {
         .invalidInput, "cannot receive on \(address):\(port)-\(port + 1) (is the port in use?)", underlying: error)
     }
     let counters = self.counters
+    let identities = self.identities
     pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
       let valid = buffer.isValidRTP
@@ -200,12 +207,14 @@ final class RTPReceiver: Sendable {
       guard let buffer = info.buffer else { return .ok }
       let name = buffer.rtcpCNames.values.first
       let sender = buffer.senderAddress
-      let moved = counters.value.withLock { counters -> Bool in
+      let (moved, renamed) = counters.value.withLock { counters -> (Bool, Bool) in
+        let renamed = name != nil && name != counters.cname
         if let name { counters.cname = name }
-        guard let sender, counters.senderAddress != "\(sender.host):\(sender.port)" else { return false }
+        guard let sender, counters.senderAddress != "\(sender.host):\(sender.port)" else { return (false, renamed) }
         counters.senderAddress = "\(sender.host):\(sender.port)"
-        return true
+        return (true, renamed)
       }
+      if renamed, let name { identities.send(name) }
       // Receiver reports go back to where the sender's reports come from (symmetric RTCP).
       if moved, let sender, let rtcpOut {
         try? rtcpOut.set("host", sender.host)
