@@ -30,29 +30,36 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   private func followCamera(_ capturer: VideoCapturer) {
     let events = capturer.events
     Task { [weak self] in
-      self?.cameraStateChanged(capturer.captureState)
+      self?.updateOffAir()
       for await event in events {
         guard let self else { return }
-        if case .state(let state) = event { self.cameraStateChanged(state) }
+        if case .state = event { self.updateOffAir() }
       }
     }
   }
 
-  private func cameraStateChanged(_ state: CaptureState) {
+  /// Runs the placeholder loop exactly while a camera track is published and its camera is off.
+  private func updateOffAir() {
+    guard let camera = capturer as? CameraCapturer else { return }
+    let needed = camera.captureState != .capturing && !senders.withLock({ $0.isEmpty })
     offAir.withLock { task in
+      guard needed != (task != nil) else { return }
       task?.cancel()
       task = nil
-      guard state != .capturing else { return }
+      guard needed else { return }
       task = Task { [weak self] in
-        while !Task.isCancelled {
-          guard let self else { return }
-          if let placeholder = self.mutePlaceholder {
-            for sender in self.senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps) }
-          }
-          try? await Task.sleep(for: Self.placeholderInterval)
+        // The track is only borrowed for each send, never across the sleep.
+        while !Task.isCancelled, self?.sendPlaceholder() != nil {
+          try? await Task.sleep(for: LocalVideoTrack.placeholderInterval)
         }
       }
     }
+  }
+
+  /// Sends the placeholder, if there is one, to every publication.
+  private func sendPlaceholder() {
+    guard let placeholder = mutePlaceholder else { return }
+    for sender in senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps) }
   }
 
   /// A track filled with the App's own frames through its ``BufferCapturer``.
@@ -116,8 +123,14 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   }
 
   /// Starts handing every delivered frame to `sender` (a publication's).
-  func attach(_ sender: RTPSender) { senders.withLock { $0.append(sender) } }
+  func attach(_ sender: RTPSender) {
+    senders.withLock { $0.append(sender) }
+    updateOffAir()
+  }
 
   /// Stops handing frames to `sender`.
-  func detach(_ sender: RTPSender) { senders.withLock { $0.removeAll { $0 === sender } } }
+  func detach(_ sender: RTPSender) {
+    senders.withLock { $0.removeAll { $0 === sender } }
+    updateOffAir()
+  }
 }
