@@ -7,8 +7,8 @@ struct UsageError: Error, CustomStringConvertible, Equatable {
 enum Command: Equatable {
   /// `revue check [--json]`: GStreamer's version, the elements the node uses, and a test pipeline.
   case check(json: Bool)
-  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]`: measured against gst-launch.
-  case bench(scenarios: [String], frames: Int, runs: Int, json: String?)
+  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]`: measured against gst-launch.
+  case bench(scenarios: [String], frames: Int, runs: Int, json: String?, markdown: String? = nil)
   /// `revue devices [--json]`: cameras and microphones with their formats.
   case devices(json: Bool)
   /// `revue stream …`: a camera published over RTP.
@@ -29,7 +29,7 @@ enum Command: Equatable {
     commands:
       check [--json]   report GStreamer's version and the plugins the node uses, present or missing,
                        and run a test pipeline (test pattern, VP8 encode and decode)
-      bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE]
+      bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
                        (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90 camera-mjpeg
                        send-vp8-720p send-h264-720p
@@ -109,6 +109,7 @@ enum Command: Equatable {
     var frames = 600
     var runs = 3
     var json: String?
+    var markdown: String?
     var index = 0
     func value(_ option: String) throws(UsageError) -> String {
       index += 1
@@ -128,6 +129,7 @@ enum Command: Equatable {
       case "--frames": frames = try count(option)
       case "--runs": runs = try count(option)
       case "--json": json = try value(option)
+      case "--markdown": markdown = try value(option)
       case "--help", "-h": return .help
       default:
         guard BenchCommand.Scenario(rawValue: option) != nil else {
@@ -138,7 +140,7 @@ enum Command: Equatable {
       }
       index += 1
     }
-    return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json)
+    return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json, markdown: markdown)
   }
 
   /// Runs the command.
@@ -151,10 +153,10 @@ enum Command: Equatable {
     case .receive(let options): try await ReceiveCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
-    case .bench(let scenarios, let frames, let runs, let json):
+    case .bench(let scenarios, let frames, let runs, let json, let markdown):
       try await BenchCommand(
         scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,
-        jsonPath: json
+        jsonPath: json, markdownPath: markdown
       ).run()
     }
   }

@@ -29,6 +29,9 @@ import Testing
   @Test func benchOptions() throws {
     #expect(try Command.parse(["bench"]) == .bench(scenarios: [], frames: 600, runs: 3, json: nil))
     #expect(
+      try Command.parse(["bench", "--markdown", "docs/benchmarks.md"])
+        == .bench(scenarios: [], frames: 600, runs: 3, json: nil, markdown: "docs/benchmarks.md"))
+    #expect(
       try Command.parse(["bench", "capture-bgra", "--frames", "10", "--runs", "1", "--json", "out.json"])
         == .bench(scenarios: ["capture-bgra"], frames: 10, runs: 1, json: "out.json"))
     #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames", "0"]) }
@@ -94,9 +97,15 @@ import Testing
   }
 
   @Test func benchSmokeRun() throws {
-    let result = try run(["bench", "capture-nv12", "--frames", "20", "--runs", "1"])
+    let report = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "bench-\(UInt32.random(in: 0..<UInt32.max)).md")
+    defer { try? FileManager.default.removeItem(at: report) }
+    let result = try run(["bench", "capture-nv12", "--frames", "20", "--runs", "1", "--markdown", report.path])
     #expect(result.status == 0, "\(result.error)")
     #expect(result.output.contains("copied on the way to the renderer: 0 of 20"))
+    let table = try String(contentsOf: report, encoding: .utf8)
+    #expect(table.contains("| scenario | Revue | gst-launch | ratio | unit |"))
+    #expect(table.contains("frames copied | 0 |"))
   }
 
   @Test func usageErrorExitsWithTwoAndOneLine() throws {

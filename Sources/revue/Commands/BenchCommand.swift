@@ -89,6 +89,8 @@ struct BenchCommand {
   var runs: Int
   /// Where to write the report as JSON, if anywhere.
   var jsonPath: String?
+  /// Where to write the report as a Markdown table, if anywhere.
+  var markdownPath: String?
 
   /// One side's measurement.
   struct Measurement {
@@ -102,6 +104,7 @@ struct BenchCommand {
         Data("revue bench: this is a debug build; run `swift run -c release revue bench` for real numbers\n".utf8))
     #endif
     var rows: [[String: Any]] = []
+    var table: [ReportRow] = []
     print(
       "scenario                          revue fps  gst-launch fps  ratio  revue CPU ms/frame  gst-launch CPU ms/frame")
     for scenario in scenarios.isEmpty ? Scenario.allCases : scenarios {
@@ -135,8 +138,25 @@ struct BenchCommand {
         format(theirs?.framesPerSecond, 15), format(ratio, 6, digits: 2),
         format(ours.cpuMillisecondsPerFrame, 19, digits: 2),
         format(theirs?.cpuMillisecondsPerFrame, 24, digits: 2))
+      if scenario.isLive {
+        table.append(
+          ReportRow(
+            scenario: scenario.title, revue: ours.cpuMillisecondsPerFrame * 30 / 1000,
+            gstLaunch: theirs.map { $0.cpuMillisecondsPerFrame * 30 / 1000 },
+            unit: "CPU s per s of video (lower is better)",
+            digits: 3))
+      } else {
+        table.append(
+          ReportRow(
+            scenario: scenario.title, revue: ours.framesPerSecond, gstLaunch: theirs?.framesPerSecond,
+            unit: "frames per second (higher is better)", digits: 0))
+      }
       if scenario == .captureNV12 {
         print("  frames whose pixels were copied on the way to the renderer: \(copies) of \(frames * runs)")
+        table.append(
+          ReportRow(
+            scenario: "\(scenario.title): frames copied", revue: Double(copies), gstLaunch: nil,
+            unit: "of \(frames * runs) frames", digits: 0))
       }
       if scenario.isLive {
         let perSecond = { (measurement: Measurement) in measurement.cpuMillisecondsPerFrame * 30 / 1000 }
@@ -160,14 +180,62 @@ struct BenchCommand {
         row["ratio"] = ratio
       }
       if scenario == .captureNV12 { row["framesCopied"] = copies }
-      if scenario == .cameraMJPEG { row["firstFrameMilliseconds"] = firstFrames.sorted()[firstFrames.count / 2] }
+      if scenario == .cameraMJPEG {
+        row["firstFrameMilliseconds"] = firstFrames.sorted()[firstFrames.count / 2]
+        table.append(
+          ReportRow(
+            scenario: "camera: setCamera(enabled: true) → first frame",
+            revue: firstFrames.sorted()[firstFrames.count / 2],
+            gstLaunch: nil, unit: "ms (100 of them the switch's debounce)", digits: 0))
+      }
       rows.append(row)
+    }
+    if let markdownPath {
+      try markdown(table).write(toFile: markdownPath, atomically: true, encoding: .utf8)
     }
     if let jsonPath {
       let data = try JSONSerialization.data(
         withJSONObject: ["frames": frames, "runs": runs, "results": rows], options: [.prettyPrinted, .sortedKeys])
       try data.write(to: URL(fileURLWithPath: jsonPath))
     }
+  }
+
+  /// One line of the report.
+  struct ReportRow {
+    var scenario: String
+    var revue: Double
+    var gstLaunch: Double?
+    var unit: String
+    var digits: Int
+  }
+
+  /// The report as Markdown: the machine, then the table.
+  private func markdown(_ rows: [ReportRow]) -> String {
+    let cpu =
+      (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+      .first { $0.hasPrefix("model name") }.map {
+        $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces)
+      }
+      ?? "unknown CPU"
+    var name = utsname()
+    uname(&name)
+    let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    let memory = ProcessInfo.processInfo.physicalMemory / (1 << 30)
+    var lines = [
+      "# Benchmarks", "",
+      "`swift run -c release revue bench --runs \(runs) --frames \(frames) --markdown \(markdownPath ?? "FILE")`, "
+        + "each scenario run A/B against the same elements in `gst-launch-1.0`; medians of \(runs) runs.", "",
+      "Machine: \(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(memory) GiB, Linux \(kernel), "
+        + "GStreamer \(NodeElements.gstreamerVersion). Run on \(ISO8601DateFormatter().string(from: Date())).", "",
+      "| scenario | Revue | gst-launch | ratio | unit |", "|---|---:|---:|---:|---|",
+    ]
+    for row in rows {
+      let ours = String(format: "%.\(row.digits)f", row.revue)
+      let theirs = row.gstLaunch.map { String(format: "%.\(row.digits)f", $0) } ?? "—"
+      let ratio = row.gstLaunch.map { String(format: "%.2f", row.revue / $0) } ?? "—"
+      lines.append("| \(row.scenario) | \(ours) | \(theirs) | \(ratio) | \(row.unit) |")
+    }
+    return lines.joined(separator: "\n") + "\n"
   }
 
   /// Counts the frames a renderer gets, and those whose pixels are not the source's.
