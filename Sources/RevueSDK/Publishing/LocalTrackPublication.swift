@@ -1,4 +1,5 @@
 import Foundation
+import GStreamer
 import Synchronization
 
 /// A local track sent to the room's destination: its RTP/RTCP ports, codec and statistics.
@@ -29,7 +30,8 @@ public final class LocalTrackPublication: Sendable {
   public let sid: String
   /// What a publication sends.
   enum Media: Sendable, Hashable {
-    case video(VideoCodec, VideoEncoding)
+    /// Video layers, the full size first.
+    case video(VideoCodec, [VideoParameters])
     case audio(AudioEncoding, dtx: Bool)
   }
 
@@ -41,36 +43,50 @@ public final class LocalTrackPublication: Sendable {
     if case .video(let codec, _) = media { return codec }
     return nil
   }
-  /// The video encoding sent (nil for audio).
-  public var encoding: VideoEncoding? {
-    if case .video(_, let encoding) = media { return encoding }
-    return nil
+  /// The video encoding of the full-size stream (nil for audio).
+  public var encoding: VideoEncoding? { layers.first?.encoding }
+  /// The video streams sent, the full size first: one, or one per simulcast layer, each on its
+  /// own port pair from ``port`` upward (empty for audio).
+  public var layers: [VideoParameters] {
+    if case .video(_, let layers) = media { return layers }
+    return []
   }
   /// The audio encoding sent (nil for video).
   public var audioEncoding: AudioEncoding? {
     if case .audio(let encoding, _) = media { return encoding }
     return nil
   }
-  /// The destination's RTP port (RTCP is the next one).
-  public let port: Int
-  /// The RTP synchronization source of the stream.
-  public var ssrc: UInt32 { sender.ssrc }
-  /// The local port the publication sends RTCP from and takes receiver reports on.
-  public var localRTCPPort: Int { sender.rtcpPort }
+  /// The destination's RTP port of the first stream (RTCP is the next one).
+  public var port: Int { sender.streams[0].port }
+  /// The destination's RTP ports of every stream, as ``layers``.
+  public var ports: [Int] { sender.streams.map(\.port) }
+  /// The RTP synchronization source of the first stream.
+  public var ssrc: UInt32 { sender.streams[0].ssrc }
+  /// The synchronization sources of every stream, as ``layers``.
+  public var ssrcs: [UInt32] { sender.streams.map(\.ssrc) }
+  /// The local port the first stream sends RTCP from and takes receiver reports on.
+  public var localRTCPPort: Int { sender.streams[0].rtcpPort }
   /// The RTP payload type.
   public var payloadType: Int { sender.payloadType }
 
   let sender: RTPSender
-  private let lastRead = Mutex((bytes: 0, time: ContinuousClock.now))
+  /// Bytes and time at the previous read of the statistics, by stream (nil: all of them).
+  private let created = ContinuousClock.now
+  private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
 
-  init(video track: LocalVideoTrack, codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int)
+  /// Publishes `layers` of a video track, the first at `port`, each next one two ports up.
+  init(video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], host: String, port: Int)
     throws(RevueError)
   {
     sid = Self.newSID()
     self.track = track
-    media = .video(codec, encoding)
-    self.port = port
-    sender = try RTPSender(codec: codec, encoding: encoding, host: host, port: port)
+    media = .video(codec, layers)
+    let streams = layers.enumerated().map { index, layer in
+      RTPSender.Stream(
+        chain: Self.videoChain(codec, layer.encoding, scaledTo: index == 0 ? nil : layer.dimensions),
+        port: port + 2 * index)
+    }
+    sender = try RTPSender(name: codec.rawValue, streams: streams, payloadType: 96, host: host)
     track.attach(sender)
   }
 
@@ -78,27 +94,75 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .audio(encoding, dtx: dtx)
-    self.port = port
+    let chain =
+      "audioconvert ! audioresample ! opusenc name=encoder bitrate=\(encoding.maxBitrate) inband-fec=true"
+      + " packet-loss-percentage=10 dtx=\(dtx) frame-size=20 ! rtpopuspay"
     sender = try RTPSender(
-      name: "opus",
-      chain: "audioconvert ! audioresample ! opusenc name=encoder bitrate=\(encoding.maxBitrate) inband-fec=true"
-        + " packet-loss-percentage=10 dtx=\(dtx) frame-size=20 ! rtpopuspay name=payloader",
-      payloadType: 111, host: host, port: port)
+      name: "opus", streams: [RTPSender.Stream(chain: chain, port: port)], payloadType: 111, host: host)
     track.attach(sender)
+  }
+
+  /// From raw frames to the payloader: I420 for the encoder (VP8 with real-time settings, or
+  /// H.264 constrained baseline tuned for zero latency), scaled to `size` and at most
+  /// `encoding.maxFps` for a smaller layer. The encoder is named `encoder`.
+  private static func videoChain(_ codec: VideoCodec, _ encoding: VideoEncoding, scaledTo size: Dimensions?) -> String {
+    let keyframeInterval = max(1, encoding.maxFps * 2)
+    let convert =
+      size.map {
+        "videorate drop-only=true max-rate=\(encoding.maxFps) ! videoscale ! videoconvert"
+          + " ! video/x-raw,format=I420,width=\($0.width),height=\($0.height),pixel-aspect-ratio=1/1"
+      } ?? "videoconvert ! video/x-raw,format=I420"
+    switch codec {
+    case .vp8:
+      return convert
+        + " ! vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
+        + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default threads=2"
+        + " ! rtpvp8pay picture-id-mode=15-bit"
+    case .h264:
+      return convert + " ! "
+        + (Gst.hasElement("x264enc")
+          ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
+            + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
+          : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)")
+        + " ! h264parse ! rtph264pay config-interval=-1 aggregate-mode=zero-latency"
+    }
   }
 
   private static func newSID() -> String {
     "PU_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
   }
 
-  /// The counters now, and the bitrate since the previous read.
+  /// The counters now, added up over every stream, and the bitrate since the previous read.
+  /// The RTCP fields are the first stream's.
   public var statistics: Statistics {
-    let counters = sender.statistics
+    let all = sender.streams.map(\.statistics)
+    var total = RTPSender.Counters(report: all[0].report, roundTrip: all[0].roundTrip)
+    for counters in all {
+      total.framesEncoded += counters.framesEncoded
+      total.keyframes += counters.keyframes
+      total.packetsSent += counters.packetsSent
+      total.bytesSent += counters.bytesSent
+    }
+    return statistics(total, key: nil)
+  }
+
+  /// The counters of one stream (an index of ``layers``), and its bitrate since the previous
+  /// read of this layer's statistics.
+  public func statistics(layer: Int) -> Statistics? {
+    guard sender.streams.indices.contains(layer) else { return nil }
+    return statistics(sender.streams[layer].statistics, key: layer)
+  }
+
+  /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now
+  /// on is about, as it arrives; read ``statistics(layer:)`` for what it said.
+  public func receiverReports() -> AsyncStream<Int> { sender.reports.subscribe(bufferingPolicy: .bufferingNewest(8)) }
+
+  private func statistics(_ counters: RTPSender.Counters, key: Int?) -> Statistics {
     let now = ContinuousClock.now
-    let bitrate = lastRead.withLock { last in
-      let elapsed = now - last.time
-      let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-      defer { last = (counters.bytesSent, now) }
+    let bitrate = lastRead.withLock { reads in
+      let last = reads[key] ?? (0, created)
+      reads[key] = (counters.bytesSent, now)
+      let seconds = Double((now - last.time) / .microseconds(1)) / 1e6
       return seconds > 0 ? Double(counters.bytesSent - last.bytes) * 8 / seconds : 0
     }
     return Statistics(
@@ -116,24 +180,36 @@ public final class LocalTrackPublication: Sendable {
     sender.stop()
   }
 
-  /// The SDP media section a receiver opens for this publication.
-  func sdpMedia() -> String {
-    var lines: [String]
-    switch media {
-    case .video(let codec, let encoding):
-      lines = [
-        "m=video \(port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
-        "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir", "a=framerate:\(encoding.maxFps)",
-      ]
-      if codec == .h264 { lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2) }
-    case .audio(_, let dtx):
-      lines = [
-        "m=audio \(port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) opus/48000/2",
-        "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
-      ]
+  /// The SDP media sections a receiver opens for this publication: one per stream. Smaller
+  /// simulcast layers are marked `a=content:alt` (RFC 4796) and carry their size in
+  /// `a=imageattr` (RFC 6236), so a player takes the full size first.
+  func sdpMedia() -> [String] {
+    sender.streams.enumerated().map { index, stream in
+      var lines: [String]
+      switch media {
+      case .video(let codec, let layers):
+        let layer = layers[index]
+        lines = [
+          "m=video \(stream.port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
+          "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir",
+          "a=framerate:\(layer.encoding.maxFps)",
+        ]
+        if codec == .h264 { lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2) }
+        if layers.count > 1 {
+          lines += [
+            "a=content:\(index == 0 ? "main" : "alt")",
+            "a=imageattr:\(payloadType) send [x=\(layer.dimensions.width),y=\(layer.dimensions.height)]",
+          ]
+        }
+      case .audio(_, let dtx):
+        lines = [
+          "m=audio \(stream.port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) opus/48000/2",
+          "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
+        ]
+      }
+      lines += ["a=rtcp:\(stream.port + 1)", "a=ssrc:\(stream.ssrc) cname:\(Self.cname)", "a=sendonly"]
+      return lines.joined(separator: "\r\n")
     }
-    lines += ["a=rtcp:\(port + 1)", "a=ssrc:\(ssrc) cname:\(Self.cname)", "a=sendonly"]
-    return lines.joined(separator: "\r\n")
   }
 
   /// The RTCP CNAME of this process's streams.

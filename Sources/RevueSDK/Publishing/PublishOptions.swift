@@ -63,17 +63,165 @@ public enum BitrateMode: Sendable, Hashable {
   ].sorted { $0.pixels < $1.pixels }
 }
 
+/// A video size with the most it may send: one of LiveKit's presets, or a simulcast layer.
+public struct VideoParameters: Sendable, Hashable {
+  /// The size.
+  public var dimensions: Dimensions
+  /// The bitrate and frame rate.
+  public var encoding: VideoEncoding
+
+  /// Parameters of `dimensions` encoded at most as `encoding` says.
+  public init(dimensions: Dimensions, encoding: VideoEncoding) {
+    self.dimensions = dimensions
+    self.encoding = encoding
+  }
+
+  // MARK: - LiveKit's presets
+
+  /// 160×90, 60 kbps, 15 fps.
+  public static let presetH90_169 = VideoParameters(.h90_169, 60_000, 15)
+  /// 320×180, 120 kbps, 15 fps.
+  public static let presetH180_169 = VideoParameters(.h180_169, 120_000, 15)
+  /// 384×216, 180 kbps, 15 fps.
+  public static let presetH216_169 = VideoParameters(.h216_169, 180_000, 15)
+  /// 640×360, 300 kbps, 20 fps.
+  public static let presetH360_169 = VideoParameters(.h360_169, 300_000, 20)
+  /// 960×540, 600 kbps, 25 fps.
+  public static let presetH540_169 = VideoParameters(.h540_169, 600_000, 25)
+  /// 1280×720, 2 Mbps, 30 fps.
+  public static let presetH720_169 = VideoParameters(.h720_169, 2_000_000, 30)
+  /// 1920×1080, 3 Mbps, 30 fps.
+  public static let presetH1080_169 = VideoParameters(.h1080_169, 3_000_000, 30)
+  /// 2560×1440, 5 Mbps, 30 fps.
+  public static let presetH1440_169 = VideoParameters(.h1440_169, 5_000_000, 30)
+  /// 3840×2160, 8 Mbps, 30 fps.
+  public static let presetH2160_169 = VideoParameters(.h2160_169, 8_000_000, 30)
+  /// 160×120, 80 kbps, 15 fps.
+  public static let presetH120_43 = VideoParameters(.h120_43, 80_000, 15)
+  /// 240×180, 100 kbps, 15 fps.
+  public static let presetH180_43 = VideoParameters(.h180_43, 100_000, 15)
+  /// 320×240, 150 kbps, 15 fps.
+  public static let presetH240_43 = VideoParameters(.h240_43, 150_000, 15)
+  /// 480×360, 225 kbps, 20 fps.
+  public static let presetH360_43 = VideoParameters(.h360_43, 225_000, 20)
+  /// 640×480, 300 kbps, 20 fps.
+  public static let presetH480_43 = VideoParameters(.h480_43, 300_000, 20)
+  /// 720×540, 450 kbps, 25 fps.
+  public static let presetH540_43 = VideoParameters(.h540_43, 450_000, 25)
+  /// 960×720, 1.5 Mbps, 30 fps.
+  public static let presetH720_43 = VideoParameters(.h720_43, 1_500_000, 30)
+  /// 1440×1080, 2.5 Mbps, 30 fps.
+  public static let presetH1080_43 = VideoParameters(.h1080_43, 2_500_000, 30)
+  /// 1920×1440, 3.5 Mbps, 30 fps.
+  public static let presetH1440_43 = VideoParameters(.h1440_43, 3_500_000, 30)
+
+  /// The 16:9 presets, smallest first.
+  public static let presets169 = [
+    presetH90_169, presetH180_169, presetH216_169, presetH360_169, presetH540_169, presetH720_169, presetH1080_169,
+    presetH1440_169, presetH2160_169,
+  ]
+  /// The 4:3 presets, smallest first.
+  public static let presets43 = [
+    presetH120_43, presetH180_43, presetH240_43, presetH360_43, presetH480_43, presetH540_43, presetH720_43,
+    presetH1080_43, presetH1440_43,
+  ]
+  /// The lower simulcast layers LiveKit sends by default under a 16:9 track.
+  public static let defaultSimulcastPresets169 = [presetH180_169, presetH360_169]
+  /// The lower simulcast layers LiveKit sends by default under a 4:3 track.
+  public static let defaultSimulcastPresets43 = [presetH180_43, presetH360_43]
+
+  /// LiveKit's encoding for a size: the first preset of its aspect ratio at least as wide as
+  /// the size's longer side (the largest preset when none is).
+  public static func suggestedEncoding(for dimensions: Dimensions) -> VideoEncoding {
+    let presets = dimensions.isCloserTo169 ? presets169 : presets43
+    let longer = max(dimensions.width, dimensions.height)
+    return (presets.first { $0.dimensions.width >= longer } ?? presets.last!).encoding
+  }
+
+  private init(_ dimensions: Dimensions, _ maxBitrate: Int, _ maxFps: Int) {
+    self.init(dimensions: dimensions, encoding: VideoEncoding(maxBitrate: maxBitrate, maxFps: maxFps))
+  }
+}
+
+extension Dimensions {
+  /// Whether the aspect ratio is nearer 16:9 than 4:3 (turned sizes count the same).
+  var isCloserTo169: Bool {
+    let ratio = Double(max(width, height)) / Double(max(1, min(width, height)))
+    return abs(ratio - 16.0 / 9) < abs(ratio - 4.0 / 3)
+  }
+
+  /// This size made smaller so that its shorter side is `shorter` (aspect ratio kept, even sides).
+  func scaled(toShorterSide shorter: Int32) -> Dimensions {
+    let factor = Double(min(width, height)) / Double(max(1, shorter))
+    let even = { (side: Int32) in max(2, Int32((Double(side) / factor / 2).rounded()) * 2) }
+    return Dimensions(width: even(width), height: even(height))
+  }
+}
+
+/// The most simulcast layers a publication sends (seed 002's `maxLayer`).
+public enum EncodingLayer: Int, Sendable, Hashable {
+  /// The full size and one smaller layer.
+  case maxLayer2 = 2
+  /// The full size and two smaller layers.
+  case maxLayer3 = 3
+}
+
 /// How a video track is published.
 public struct VideoPublishOptions: Sendable, Hashable {
-  /// The bitrate and frame rate; nil picks them from the track's size (seed 002's balanced column).
+  /// The bitrate and frame rate of the full-size stream; nil picks them from the track's size
+  /// (seed 002's table, in the column of ``bitrateMode``).
   public var encoding: VideoEncoding?
+  /// Whether smaller layers are sent beside the full size, each from its own encoder at its own
+  /// size, SSRC and port pair (seed 002's `multiStream`, LiveKit's simulcast).
+  ///
+  /// Off by default, unlike LiveKit's: a point-to-point `rtp://` room has no forwarder that
+  /// chooses between layers, and each layer costs an encoder. Layers follow LiveKit's rule: three
+  /// when the longer side is at least 960, two from 480, none below.
+  public var simulcast: Bool
+  /// The smaller layers' sizes and encodings; empty for LiveKit's defaults
+  /// (``VideoParameters/defaultSimulcastPresets169`` or `43`). A layer keeps the track's aspect
+  /// ratio: its shorter side is the preset's.
+  public var simulcastLayers: [VideoParameters]
+  /// The most layers sent, the full size included (seed 002's `maxLayer`).
+  public var maxLayer: EncodingLayer
   /// The codec.
   public var preferredCodec: VideoCodec
+  /// The column of seed 002's table the default encoding comes from.
+  public var bitrateMode: BitrateMode
 
-  /// Options with the defaults: VP8, the bitrate for the track's size.
-  public init(encoding: VideoEncoding? = nil, preferredCodec: VideoCodec = .vp8) {
+  /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size.
+  public init(
+    encoding: VideoEncoding? = nil, simulcast: Bool = false, simulcastLayers: [VideoParameters] = [],
+    maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced
+  ) {
     self.encoding = encoding
+    self.simulcast = simulcast
+    self.simulcastLayers = simulcastLayers
+    self.maxLayer = maxLayer
     self.preferredCodec = preferredCodec
+    self.bitrateMode = bitrateMode
+  }
+
+  /// The layers sent for a track of `dimensions`, the full size first.
+  public func layers(for dimensions: Dimensions) -> [VideoParameters] {
+    let full = VideoParameters(
+      dimensions: dimensions, encoding: encoding ?? .forDimensions(dimensions, mode: bitrateMode))
+    guard simulcast else { return [full] }
+    let presets =
+      (simulcastLayers.isEmpty
+      ? (dimensions.isCloserTo169
+        ? VideoParameters.defaultSimulcastPresets169 : VideoParameters.defaultSimulcastPresets43)
+      : simulcastLayers).sorted { $0.dimensions.area < $1.dimensions.area }
+    let longer = max(dimensions.width, dimensions.height)
+    let wanted = longer >= 960 ? 2 : longer >= 480 ? 1 : 0
+    let lower = presets.prefix(min(wanted, maxLayer.rawValue - 1))
+      .filter { min($0.dimensions.width, $0.dimensions.height) < min(dimensions.width, dimensions.height) }
+      .map { preset in
+        VideoParameters(
+          dimensions: dimensions.scaled(toShorterSide: min(preset.dimensions.width, preset.dimensions.height)),
+          encoding: preset.encoding)
+      }
+    return [full] + lower.reversed()
   }
 }
 

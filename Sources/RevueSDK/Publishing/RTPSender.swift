@@ -1,12 +1,17 @@
 import GStreamer
 import Synchronization
 
-/// The send pipeline of one publication:
-/// `appsrc ! queue ! encoder chain ! payloader ! rtpbin ! udpsink` with RTCP both ways: sender
-/// reports go out from the socket that receives the receiver reports (symmetric RTCP), and no
-/// receiving port of the destination is ever bound here.
+/// The send pipeline of one publication, built element by element:
+///
+///     appsrc ! [tee] ! per stream: queue ! encoder chain ! payloader ! rtpbin ! udpsink
+///
+/// Each stream (one, or one per simulcast layer) is its own `rtpbin` session with its own SSRC
+/// and port pair, with RTCP both ways: sender reports go out from the socket that receives the
+/// receiver reports (symmetric RTCP), and no receiving port of the destination is ever bound here.
+/// `rtpbin`'s pads are requested in code, after `rtpbin` is configured, so that loss recovery
+/// (aux senders for RTX and FEC, connected before the pads are requested) slots in here.
 final class RTPSender: Sendable {
-  /// What the sender has done so far.
+  /// What one stream has done so far.
   struct Counters: Sendable, Hashable {
     var framesEncoded = 0
     var keyframes = 0
@@ -18,70 +23,106 @@ final class RTPSender: Sendable {
     var roundTrip: Duration?
   }
 
-  /// What is sent, for messages: `vp8`, `h264`, `opus`.
-  let name: String
-  let ssrc: UInt32
-  let payloadType: Int
-  /// The local port RTCP is sent from and received on.
-  let rtcpPort: Int
-  private let pipeline: Pipeline
-  private let source: AppSrc
-  private let counters = Locked(Counters())
+  /// One RTP stream of the sender: a layer of a simulcast publication, or its only stream.
+  struct Stream: Sendable {
+    /// From the raw media to the payloader, in gst-launch syntax; `pt`, `ssrc` and `mtu` are
+    /// appended (they are the payloader's).
+    var chain: String
+    let ssrc = UInt32.random(in: 1..<UInt32.max)
+    /// The destination's RTP port; RTCP goes to the next one.
+    var port: Int
+    /// The local port RTCP is sent from and received on, once bound.
+    fileprivate(set) var rtcpPort = 0
+    fileprivate let counters = Locked(Counters())
 
-  /// A sender of video frames encoded with `codec`.
-  convenience init(codec: VideoCodec, encoding: VideoEncoding, host: String, port: Int) throws(RevueError) {
-    let keyframeInterval = max(1, encoding.maxFps * 2)
-    let chain: String
-    switch codec {
-    case .vp8:
-      chain =
-        "vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
-        + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default threads=2"
-        + " ! rtpvp8pay name=payloader picture-id-mode=15-bit"
-    case .h264:
-      chain =
-        (Gst.hasElement("x264enc")
-          ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
-            + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
-          : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)")
-        + " ! h264parse ! rtph264pay name=payloader config-interval=-1 aggregate-mode=zero-latency"
-    }
-    try self.init(
-      name: codec.rawValue, chain: "videoconvert ! video/x-raw,format=I420 ! \(chain)", payloadType: 96, host: host,
-      port: port)
+    /// The counters now.
+    var statistics: Counters { counters.value.withLock { $0 } }
   }
 
-  /// Builds and starts the pipeline, sending to `host`: RTP to `port`, RTCP to `port + 1`.
-  /// - Parameter chain: from the raw media to the payloader; the encoder is named `encoder`.
+  /// Every receiver report on one of the streams, as the index of that stream.
+  let reports = Broadcast<Int>()
+  /// What is sent, for messages: `vp8`, `h264`, `opus`.
+  let name: String
+  let payloadType: Int
+  /// The streams, in the order they were given (the full-size layer first).
+  let streams: [Stream]
+  private let pipeline: Pipeline
+  private let source: AppSrc
+
+  /// Builds and starts the pipeline, sending every stream to `host`.
   /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
-  init(name: String, chain: String, payloadType: Int, host: String, port: Int) throws(RevueError) {
+  init(name: String, streams: [Stream], payloadType: Int, host: String) throws(RevueError) {
+    precondition(!streams.isEmpty, "a sender sends at least one stream")
     self.name = name
     self.payloadType = payloadType
-    ssrc = UInt32.random(in: 1..<UInt32.max)
-    let description = """
-      appsrc name=source is-live=true format=time do-timestamp=true min-latency=0 \
-      ! queue max-size-buffers=2 leaky=downstream ! \(chain) pt=\(payloadType) ssrc=\(ssrc) mtu=1200 \
-      ! rtpbin.send_rtp_sink_0 \
-      rtpbin name=rtpbin rtp-profile=avpf \
-      rtpbin.send_rtp_src_0 ! udpsink name=rtpout host=\(host) port=\(port) sync=false async=false \
-      rtpbin.send_rtcp_src_0 ! udpsink name=rtcpout host=\(host) port=\(port + 1) sync=false async=false \
-      udpsrc name=rtcpin port=0 address=0.0.0.0 ! rtpbin.recv_rtcp_sink_0
-      """
+    var streams = streams
     do {
-      pipeline = try Pipeline(parsing: description)
-      source = try pipeline.element(named: "source", as: AppSrc.self)
-      try pipeline.element(named: "rtpbin", as: Element.self).set(
+      pipeline = Pipeline(name: "\(name)-sender")
+      source = try AppSrc.make(name: "source")
+      source.isLive = true
+      source.format = .time
+      try source.set("do-timestamp", true)
+      try source.set("min-latency", Int64(0))
+      let rtpbin = try Element.make("rtpbin", name: "rtpbin")
+      try rtpbin.set("rtp-profile", Value.enumeration("avpf"))
+      try rtpbin.set(
         "sdes", try Structure(name: "application/x-rtp-source-sdes", ["cname": LocalTrackPublication.cname]))
-      // RTCP in and out on one socket: bind it first, then share it.
-      let rtcpIn = try pipeline.element(named: "rtcpin", as: Element.self)
-      try rtcpIn.setState(.ready)
-      try rtcpIn.shareSocket(with: try pipeline.element(named: "rtcpout", as: Element.self))
-      rtcpPort = (try? rtcpIn.get("port", as: Int.self)) ?? 0
+      try pipeline.add(source, rtpbin)
+      let split = streams.count > 1 ? try Element.make("tee", name: "split") : source
+      if split !== source {
+        try pipeline.add(split)
+        try source.link(split)
+      }
+      for index in streams.indices {
+        streams[index].rtcpPort = try Self.addSession(
+          index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin, in: pipeline,
+          reports: reports)
+      }
     } catch {
       throw RevueError(.gstreamer, "cannot build the \(name) sender", underlying: error)
     }
-    let counters = self.counters
-    pipeline.element(named: "encoder")?.staticPad("src")?.addProbe(.buffer) { _, info in
+    self.streams = streams
+    do {
+      try pipeline.play()
+    } catch {
+      pipeline.stop()
+      throw RevueError(.gstreamer, "the \(name) sender to \(host):\(streams[0].port) cannot start", underlying: error)
+    }
+  }
+
+  /// Adds session `index` of `rtpbin`: the stream's chain from `split`, its RTP and RTCP
+  /// sockets. Returns the local RTCP port.
+  private static func addSession(
+    _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Element,
+    in pipeline: Pipeline, reports: Broadcast<Int>
+  ) throws -> Int {
+    let chain = try Bin(
+      parsing:
+        "queue max-size-buffers=2 leaky=downstream ! \(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=1200")
+    let rtpOut = try udpSink(name: "rtpout\(index)", host: host, port: stream.port)
+    let rtcpOut = try udpSink(name: "rtcpout\(index)", host: host, port: stream.port + 1)
+    let rtcpIn = try Element.make("udpsrc", name: "rtcpin\(index)")
+    try rtcpIn.set("port", Int32(0))
+    try rtcpIn.set("address", "0.0.0.0")
+    try pipeline.add(chain, rtpOut, rtcpOut, rtcpIn)
+    try split.link(chain)
+    try chain.staticPad("src")!.link(try rtpbin.requestPad("send_rtp_sink_\(index)"))
+    try rtpbin.staticPad("send_rtp_src_\(index)")!.link(rtpOut.staticPad("sink")!)
+    try rtpbin.requestPad("send_rtcp_src_\(index)").link(rtcpOut.staticPad("sink")!)
+    try rtcpIn.staticPad("src")!.link(try rtpbin.requestPad("recv_rtcp_sink_\(index)"))
+    // RTCP in and out on one socket: bind it first, then share it.
+    try rtcpIn.setState(.ready)
+    try rtcpIn.shareSocket(with: rtcpOut)
+    count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpIn) { reports.send(index) }
+    return (try? rtcpIn.get("port", as: Int.self)) ?? 0
+  }
+
+  /// Counts what a stream encodes and sends, and keeps the receiver reports on it.
+  private static func count(
+    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, reported: @escaping @Sendable () -> Void
+  ) {
+    let counters = stream.counters
+    encoder?.staticPad("src")?.addProbe(.buffer) { _, info in
       let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
       counters.value.withLock { counters in
         counters.framesEncoded += 1
@@ -89,7 +130,7 @@ final class RTPSender: Sendable {
       }
       return .ok
     }
-    pipeline.element(named: "rtpout")?.staticPad("sink")?.addProbe([.buffer, .bufferList]) { _, info in
+    rtpOut.staticPad("sink")?.addProbe([.buffer, .bufferList]) { _, info in
       let sizes = info.listSizes ?? [info.buffer?.size ?? 0]
       counters.value.withLock { counters in
         counters.packetsSent += sizes.count
@@ -97,28 +138,30 @@ final class RTPSender: Sendable {
       }
       return .ok
     }
-    let ssrc = self.ssrc
-    pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+    let ssrc = stream.ssrc
+    rtcpIn.staticPad("src")?.addProbe(.buffer) { _, info in
       let arrival = RTCPReportBlock.ntpMiddleNow()
       guard let block = info.buffer?.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
       counters.value.withLock { counters in
         counters.report = block
         counters.roundTrip = block.roundTrip(arrival: arrival) ?? counters.roundTrip
       }
+      reported()
       return .ok
-    }
-    do {
-      try pipeline.play()
-    } catch {
-      pipeline.stop()
-      throw RevueError(.gstreamer, "the \(name) sender to \(host):\(port) cannot start", underlying: error)
     }
   }
 
-  deinit { pipeline.stop() }
+  /// A `udpsink` that sends to `host:port` as fast as packets come.
+  private static func udpSink(name: String, host: String, port: Int) throws -> Element {
+    let sink = try Element.make("udpsink", name: name)
+    try sink.set("host", host)
+    try sink.set("port", Int32(port))
+    try sink.set("sync", false)
+    try sink.set("async", false)
+    return sink
+  }
 
-  /// The counters now.
-  var statistics: Counters { counters.value.withLock { $0 } }
+  deinit { pipeline.stop() }
 
   /// Sends a buffer of media (shared, not copied); drops it, logged, when the pipeline refuses.
   func send(_ buffer: Buffer, caps: Caps) {

@@ -54,7 +54,7 @@ public final class Room: Sendable {
     var lines = [
       "v=0", "o=- \(UInt32.random(in: 1..<UInt32.max)) 1 IN IP4 \(address)", "s=Revue", "c=IN IP4 \(address)", "t=0 0",
     ]
-    lines += publications.map { $0.sdpMedia() }
+    lines += publications.flatMap { $0.sdpMedia() }
     return lines.joined(separator: "\r\n") + "\r\n"
   }
 
@@ -128,33 +128,46 @@ public final class Room: Sendable {
   /// The publications, in the order they were made.
   public var publications: [LocalTrackPublication] { state.withLock { $0.publications } }
 
-  /// Publishes `track` on the next free port pair.
+  /// Publishes `track` on the first free port pairs: one per stream (one per simulcast layer).
   func publish(_ track: LocalVideoTrack, options: VideoPublishOptions) throws(RevueError) -> LocalTrackPublication {
-    guard let destination = state.withLock({ $0.destination }) else {
-      throw RevueError(.invalidState, "connect the room first: room.connect(to: URL(string: \"rtp://HOST:PORT\")!)")
-    }
-    let port = destination.port + 2 * state.withLock { $0.publications.count }
     let size =
       track.capturer?.dimensions ?? (track.capturer as? CameraCapturer)?.options.dimensions ?? .h720_169
-    let encoding = options.encoding ?? VideoEncoding.forDimensions(size)
-    let publication = try LocalTrackPublication(
-      video: track, codec: options.preferredCodec, encoding: encoding, host: destination.address, port: port)
-    state.withLock { $0.publications.append(publication) }
-    return publication
+    let layers = options.layers(for: size)
+    return try add(pairs: layers.count) { host, port throws(RevueError) in
+      try LocalTrackPublication(
+        video: track, codec: options.preferredCodec, layers: layers, host: host, port: port)
+    }
   }
 
-  /// Publishes an audio track (Opus) on the next free port pair.
+  /// Publishes an audio track (Opus) on the first free port pair.
   func publish(_ track: LocalAudioTrack, options: AudioPublishOptions) throws(RevueError) -> LocalTrackPublication {
-    guard let destination = state.withLock({ $0.destination }) else {
-      throw RevueError(.invalidState, "connect the room first: room.connect(to: URL(string: \"rtp://HOST:PORT\")!)")
-    }
-    let port = destination.port + 2 * state.withLock { $0.publications.count }
     let preset = (track.capturer as? MicrophoneCapturer).map { AudioEncoding(maxBitrate: $0.options.preset.bitrate) }
-    let publication = try LocalTrackPublication(
-      audio: track, encoding: options.encoding ?? preset ?? .presetMusic, dtx: options.dtx,
-      host: destination.address, port: port)
-    state.withLock { $0.publications.append(publication) }
-    return publication
+    return try add(pairs: 1) { host, port throws(RevueError) in
+      try LocalTrackPublication(
+        audio: track, encoding: options.encoding ?? preset ?? .presetMusic, dtx: options.dtx, host: host, port: port)
+    }
+  }
+
+  /// Makes a publication on the first `pairs` consecutive port pairs from the destination's port
+  /// that no publication uses, and keeps it.
+  private func add(
+    pairs: Int, _ make: (_ host: String, _ port: Int) throws(RevueError) -> LocalTrackPublication
+  ) throws(RevueError) -> LocalTrackPublication {
+    // Under the lock, so that two publications made at once never take the same ports.
+    try state.withLock { state throws(RevueError) in
+      guard let destination = state.destination else {
+        throw RevueError(.invalidState, "connect the room first: room.connect(to: URL(string: \"rtp://HOST:PORT\")!)")
+      }
+      let used = Set(state.publications.flatMap(\.ports))
+      var port = destination.port
+      while (0..<pairs).contains(where: { used.contains(port + 2 * $0) }) { port += 2 }
+      guard port + 2 * pairs <= 65_536 else {
+        throw RevueError(.invalidInput, "no free port pair is left above \(destination.port)")
+      }
+      let publication = try make(destination.address, port)
+      state.publications.append(publication)
+      return publication
+    }
   }
 
   /// Stops a publication.
