@@ -181,10 +181,25 @@ import Testing
     await room.disconnect()
   }
 
-  /// Sends an RTCP PLI (RFC 4585: PSFB, FMT 1) about `ssrc` to `port` on loopback.
-  static func sendPictureLossIndication(about ssrc: UInt32, to port: Int) {
-    var packet: [UInt8] = [0x81, 206, 0x00, 0x02, 0x12, 0x34, 0x56, 0x78]
-    packet += withUnsafeBytes(of: ssrc.bigEndian) { Array($0) }
+  /// The two ways a receiver asks for a keyframe.
+  enum KeyframeRequest: CaseIterable {
+    /// A picture loss indication (RFC 4585: PSFB, FMT 1).
+    case pli
+    /// A full intra request (RFC 5104: PSFB, FMT 4), with its sequence number.
+    case fir
+  }
+
+  /// Sends an RTCP keyframe request about `ssrc` to `port` on loopback.
+  static func sendKeyframeRequest(_ request: KeyframeRequest, about ssrc: UInt32, to port: Int) {
+    let target = withUnsafeBytes(of: ssrc.bigEndian) { Array($0) }
+    let sender: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+    let packet =
+      switch request {
+      case .pli: [0x81, 206, 0x00, 0x02] + sender + target
+      // rtpsession takes a FIR only from a sender it knows: an empty receiver report first.
+      case .fir:
+        [0x80, 201, 0x00, 0x01] + sender + [0x84, 206, 0x00, 0x04] + sender + [0, 0, 0, 0] + target + [1, 0, 0, 0]
+      }
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
@@ -198,7 +213,9 @@ import Testing
     }
   }
 
-  @Test func aPictureLossIndicationGetsAKeyframeAtOnce() async throws {
+  @Test(arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(_ request: KeyframeRequest)
+    async throws
+  {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let room = Room()
       try await room.connect(to: URL(string: "rtp://127.0.0.1:\(Self.freePort())")!)
@@ -213,10 +230,10 @@ import Testing
       // rendered are the clock.
       _ = await renderer.next { _ in renderer.count >= 10 }
       #expect(publication.statistics.keyframes == 1)
-      Self.sendPictureLossIndication(about: publication.ssrc, to: publication.localRTCPPort)
+      Self.sendKeyframeRequest(request, about: publication.ssrc, to: publication.localRTCPPort)
       let sent = renderer.count
       _ = await renderer.next { _ in renderer.count >= sent + 20 }
-      #expect(publication.statistics.keyframes >= 2, "no keyframe within 20 frames of the PLI")
+      #expect(publication.statistics.keyframes >= 2, "no keyframe within 20 frames of the \(request)")
       #expect(renderer.count < 60)
       try await capturer.stopCapture()
       await room.disconnect()
