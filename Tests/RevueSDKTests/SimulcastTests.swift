@@ -73,6 +73,8 @@ import Testing
       }
       let total = publication.statistics
       #expect(total.packetsSent >= (0..<3).compactMap { publication.statistics(layer: $0)?.packetsSent }.reduce(0, +))
+      let full = try #require(publication.statistics(layer: 0))
+      #expect(total.framesEncoded <= full.framesEncoded)
       #expect(publication.statistics(layer: 3) == nil)
       try await capturer.stopCapture()
       await sending.disconnect()

@@ -132,17 +132,14 @@ public final class LocalTrackPublication: Sendable {
     "PU_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12)
   }
 
-  /// The counters now, added up over every stream, and the bitrate since the previous read.
-  /// The RTCP fields are the first stream's.
+  /// The counters now and the bitrate since the previous read: frames and keyframes are the
+  /// full-size stream's, packets, bytes and bitrate are added up over every stream, and the
+  /// RTCP fields are the full-size stream's.
   public var statistics: Statistics {
     let all = sender.streams.map(\.statistics)
-    var total = RTPSender.Counters(report: all[0].report, roundTrip: all[0].roundTrip)
-    for counters in all {
-      total.framesEncoded += counters.framesEncoded
-      total.keyframes += counters.keyframes
-      total.packetsSent += counters.packetsSent
-      total.bytesSent += counters.bytesSent
-    }
+    var total = all[0]
+    total.packetsSent = all.map(\.packetsSent).reduce(0, +)
+    total.bytesSent = all.map(\.bytesSent).reduce(0, +)
     return statistics(total, key: nil)
   }
 

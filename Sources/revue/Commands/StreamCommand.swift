@@ -87,7 +87,7 @@ struct StreamCommand {
       maxFps: options.fps)
     let publication = try await participant.publish(
       videoTrack: participant.cameraTrack,
-      options: VideoPublishOptions(encoding: encoding, preferredCodec: options.codec))
+      options: VideoPublishOptions(encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec))
     var microphone: LocalAudioTrack?
     if options.audio {
       let (device, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
@@ -100,10 +100,11 @@ struct StreamCommand {
       microphone = track
     }
     if let path = options.sdpPath { try room.sdp.write(toFile: path, atomically: true, encoding: .utf8) }
-    FileHandle.standardError.write(
-      Data(
-        "revue: streaming \(device.name) \(capturer.dimensions.map(\.description) ?? "?") \(options.codec) at \(encoding.maxBitrate / 1000) kbps to \(options.destination)\n"
-          .utf8))
+    let layers = zip(publication.layers, publication.ports).dropFirst().map { "\($0.dimensions) on port \($1)" }
+    let size = capturer.dimensions.map(\.description) ?? "?"
+    var started = "revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
+    started += " to \(options.destination)" + (layers.isEmpty ? "" : ", with layers " + layers.joined(separator: ", "))
+    FileHandle.standardError.write(Data((started + "\n").utf8))
     let printer = StatusPrinter(json: options.json)
     var lastFrames = 0
     await RunLoopControl.run(duration: options.duration) {

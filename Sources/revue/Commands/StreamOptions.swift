@@ -65,6 +65,7 @@ struct StreamOptions: Equatable {
   var duration: Int?
   var json = false
   var audio = false
+  var simulcast = false
 
   static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
@@ -89,6 +90,7 @@ struct StreamOptions: Equatable {
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
       case "--audio": options.audio = true
+      case "--simulcast": options.simulcast = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }
