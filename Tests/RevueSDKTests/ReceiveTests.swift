@@ -190,6 +190,16 @@ import Testing
       }
       #expect(identity == remote.identity)
       #expect(sending.sdp.contains("cname:\(identity ?? "?")"))
+      // With a sender report in, each decoded frame has a latency: sender and receiver share
+      // this machine's clock, so it is exact here, and loopback drops no frame.
+      let video = try #require(remote.videoTrack)
+      _ = video.statistics  // the latency is the mean since the previous read
+      let decoded = frames.count
+      _ = try #require(await frames.next { _ in frames.count > decoded + 5 })
+      let statistics = video.statistics
+      let latency = try #require(statistics.latency)
+      #expect(latency > .zero && latency < .milliseconds(500), "\(latency)")
+      #expect(statistics.framesDropped == 0)
       try await capturer.stopCapture()
       try await audio.capturer?.stopCapture()
       await sending.disconnect()

@@ -31,13 +31,7 @@ public struct RTCPReportBlock: Sendable, Hashable {
   }
 
   /// The middle 32 bits of the NTP time now, as report blocks count it.
-  public static func ntpMiddleNow() -> UInt32 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    let seconds = UInt64(now.tv_sec) + 2_208_988_800  // NTP counts from 1900
-    let fraction = (UInt64(now.tv_nsec) << 32) / 1_000_000_000
-    return UInt32(truncatingIfNeeded: (seconds << 16) | (fraction >> 16))
-  }
+  public static func ntpMiddleNow() -> UInt32 { UInt32(truncatingIfNeeded: RTCPSenderInfo.ntpNow() >> 16) }
 }
 
 extension Buffer {
@@ -146,12 +140,78 @@ extension Buffer {
   /// Whether this is a valid RTP packet (version 2, a consistent header and padding).
   ///
   /// The corresponding C function is `gst_rtp_buffer_map`.
-  public var isValidRTP: Bool {
+  public var isValidRTP: Bool { rtpTimestamp != nil }
+
+  /// The RTP timestamp of this RTP packet; nil when it is not valid RTP.
+  ///
+  /// The corresponding C function is `gst_rtp_buffer_get_timestamp`.
+  public var rtpTimestamp: UInt32? {
     withPointer { pointer in
       var rtp = GstRTPBuffer()
-      guard gst_rtp_buffer_map(pointer, GST_MAP_READ, &rtp) != 0 else { return false }
-      gst_rtp_buffer_unmap(&rtp)
-      return true
+      guard gst_rtp_buffer_map(pointer, GST_MAP_READ, &rtp) != 0 else { return nil }
+      defer { gst_rtp_buffer_unmap(&rtp) }
+      return gst_rtp_buffer_get_timestamp(&rtp)
     }
+  }
+
+  /// The sender information of the first sender report in this RTCP buffer (a compound
+  /// packet); nil when it has none or is not valid RTCP.
+  ///
+  /// The corresponding C function is `gst_rtcp_packet_sr_get_sender_info`.
+  public var rtcpSenderInfo: RTCPSenderInfo? {
+    withPointer { pointer -> RTCPSenderInfo? in
+      guard gst_rtcp_buffer_validate(pointer) != 0 else { return nil }
+      var rtcp = GstRTCPBuffer()
+      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return nil }
+      defer { gst_rtcp_buffer_unmap(&rtcp) }
+      var packet = GstRTCPPacket()
+      var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
+      while more {
+        if gst_rtcp_packet_get_type(&packet) == GST_RTCP_TYPE_SR {
+          var info = RTCPSenderInfo(ssrc: 0, ntpTime: 0, rtpTime: 0, packetCount: 0, octetCount: 0)
+          var ntp: guint64 = 0
+          gst_rtcp_packet_sr_get_sender_info(
+            &packet, &info.ssrc, &ntp, &info.rtpTime, &info.packetCount, &info.octetCount)
+          info.ntpTime = UInt64(ntp)
+          return info
+        }
+        more = gst_rtcp_packet_move_to_next(&packet) != 0
+      }
+      return nil
+    }
+  }
+}
+
+/// What a sender report says of its sender: the wall-clock time (NTP) that goes with an RTP
+/// timestamp, and what was sent so far (RFC 3550, 6.4.1).
+public struct RTCPSenderInfo: Sendable, Hashable {
+  /// The sender's SSRC.
+  public var ssrc: UInt32
+  /// The sender's wall-clock time when the report was sent: NTP seconds since 1900 in the high
+  /// 32 bits, the fraction of a second in the low 32.
+  public var ntpTime: UInt64
+  /// The RTP timestamp of the same instant.
+  public var rtpTime: UInt32
+  /// RTP packets sent so far.
+  public var packetCount: UInt32
+  /// Payload bytes sent so far.
+  public var octetCount: UInt32
+
+  /// The NTP time of a packet with RTP timestamp `timestamp`, at `clockRate` ticks a second
+  /// (timestamps within half the 32-bit range of the report's, either side).
+  public func ntpTime(ofRTPTimestamp timestamp: UInt32, clockRate: Int) -> UInt64 {
+    let ticks = Int64(Int32(bitPattern: timestamp &- rtpTime))
+    let rate = Int64(max(1, clockRate))
+    // Whole seconds and the rest apart, so that no product overflows.
+    let offset = (ticks / rate) << 32 + ((ticks % rate) << 32) / rate
+    return UInt64(bitPattern: Int64(bitPattern: ntpTime) &+ offset)
+  }
+
+  /// This machine's wall-clock time now, in the NTP format of ``ntpTime``.
+  public static func ntpNow() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let seconds = UInt64(now.tv_sec) + 2_208_988_800  // NTP counts from 1900
+    return seconds << 32 + (UInt64(now.tv_nsec) << 32) / 1_000_000_000
   }
 }

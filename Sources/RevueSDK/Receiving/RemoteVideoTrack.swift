@@ -22,6 +22,15 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     public var jitter: Duration
     /// Bits per second since the previous read of the statistics (or since the start).
     public var bitrate: Double
+    /// Frames that arrived but never left the decoder (incomplete, or undecodable until the
+    /// next keyframe).
+    public var framesDropped: Int
+    /// The mean time, over the frames decoded since the previous read of the statistics, from
+    /// the frame entering the sender's pipeline to it leaving this decoder: the sender's
+    /// wall-clock time of the frame (from the RTP timestamp and the RTCP sender reports) against
+    /// this machine's at decoding. Exact on one machine; across machines it is off by the
+    /// difference of their clocks. Nil before the first sender report or when no frame came.
+    public var latency: Duration?
   }
 
   /// The codec of the stream.
@@ -39,7 +48,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       }
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
-      address: address, port: port,
+      address: address, port: port, clockRate: 90_000,
       caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency
     ) { sample in relay.target?.deliver(sample) }
@@ -73,7 +82,7 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
     let relay = Relay<RemoteAudioTrack>()
     let format = AudioFormat.standard
     receiver = try RTPReceiver(
-      address: address, port: port,
+      address: address, port: port, clockRate: 48_000,
       caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
       latency: latency
@@ -146,6 +155,36 @@ final class RTPReceiver: Sendable {
     var cname: String?
     var senderAddress: String?
     var read = (bytes: 0, time: ContinuousClock.now)
+    /// The latest sender report: the sender's wall-clock time of an RTP timestamp.
+    var senderReport: RTCPSenderInfo?
+    /// Frames out of the jitter buffer not decoded yet, oldest first: their time in this
+    /// pipeline and their RTP timestamp.
+    var inFlight: [(pts: ClockTime, rtp: UInt32)] = []
+    var dropped = 0
+    /// Latencies of the frames decoded since the previous read, in NTP units (2⁻³² s).
+    var latencies = (sum: 0.0, count: 0)
+
+    /// Notes a packet out of the jitter buffer (one entry a frame: its packets share a time).
+    mutating func arrived(pts: ClockTime, rtp: UInt32) {
+      guard inFlight.last?.pts != pts else { return }
+      inFlight.append((pts, rtp))
+      if inFlight.count > 128 { inFlight.removeFirst(inFlight.count - 128) }
+    }
+
+    /// Notes a decoded frame: the frames before it that were never decoded are dropped, and its
+    /// latency is measured against the sender's clock.
+    mutating func decoded(pts: ClockTime?, clockRate: Int) {
+      frames += 1
+      guard let pts, let index = inFlight.firstIndex(where: { $0.pts == pts }) else { return }
+      dropped += index
+      if let report = senderReport {
+        let sent = report.ntpTime(ofRTPTimestamp: inFlight[index].rtp, clockRate: clockRate)
+        let elapsed = Int64(bitPattern: RTCPSenderInfo.ntpNow() &- sent)
+        // A frame older than a minute means a report of another stream, or a clock jump.
+        if elapsed >= 0, elapsed < 60 << 32 { latencies = (latencies.sum + Double(elapsed), latencies.count + 1) }
+      }
+      inFlight.removeFirst(index + 1)
+    }
   }
 
   let port: Int
@@ -162,7 +201,7 @@ final class RTPReceiver: Sendable {
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
-    address: String, port: Int, caps: String, decode: String, latency: Int,
+    address: String, port: Int, clockRate: Int, caps: String, decode: String, latency: Int,
     deliver: @escaping @Sendable (Sample) -> Void
   ) throws(RevueError) {
     self.port = port
@@ -207,7 +246,9 @@ final class RTPReceiver: Sendable {
       guard let buffer = info.buffer else { return .ok }
       let name = buffer.rtcpCNames.values.first
       let sender = buffer.senderAddress
+      let report = buffer.rtcpSenderInfo
       let (moved, renamed) = counters.value.withLock { counters -> (Bool, Bool) in
+        if let report { counters.senderReport = report }
         let renamed = name != nil && name != counters.cname
         if let name { counters.cname = name }
         guard let sender, counters.senderAddress != "\(sender.host):\(sender.port)" else { return (false, renamed) }
@@ -224,8 +265,14 @@ final class RTPReceiver: Sendable {
     }
     do {
       let sink = try pipeline.element(named: "sink", as: AppSink.self)
+      jitterBuffer.staticPad("src")?.addProbe(.buffer) { _, info in
+        guard let buffer = info.buffer, let pts = buffer.pts, let rtp = buffer.rtpTimestamp else { return .ok }
+        counters.value.withLock { $0.arrived(pts: pts, rtp: rtp) }
+        return .ok
+      }
       sink.setCallbacks(newSample: { sample in
-        counters.value.withLock { $0.frames += 1 }
+        let pts = sample.buffer?.pts
+        counters.value.withLock { $0.decoded(pts: pts, clockRate: clockRate) }
         deliver(sample)
       })
       try pipeline.play()
@@ -249,11 +296,16 @@ final class RTPReceiver: Sendable {
       let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
       let bitrate = seconds > 0 ? Double(counters.bytes - counters.read.bytes) * 8 / seconds : 0
       counters.read = (counters.bytes, now)
+      let latencies = counters.latencies
+      counters.latencies = (0, 0)
       return RemoteVideoTrack.Statistics(
         framesDecoded: counters.frames, packetsReceived: counters.packets, bytesReceived: counters.bytes,
         invalidPackets: counters.invalid, packetsLost: Int(stats?.get("num-lost", as: UInt.self) ?? 0),
         packetsLate: Int(stats?.get("num-late", as: UInt.self) ?? 0),
-        jitter: .nanoseconds(Int64(stats?.get("avg-jitter", as: UInt.self) ?? 0)), bitrate: bitrate)
+        jitter: .nanoseconds(Int64(stats?.get("avg-jitter", as: UInt.self) ?? 0)), bitrate: bitrate,
+        framesDropped: counters.dropped,
+        latency: latencies.count == 0
+          ? nil : .nanoseconds(Int64(latencies.sum / Double(latencies.count) / 4_294_967_296 * 1e9)))
     }
   }
 }

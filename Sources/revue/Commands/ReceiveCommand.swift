@@ -32,14 +32,19 @@ struct ReceiveCommand {
       let stats = track.statistics
       let fps = stats.framesDecoded - lastFrames
       lastFrames = stats.framesDecoded
+      let latency = stats.latency.map { String(format: "%.1f ms", StreamCommand.milliseconds($0)) } ?? "—"
+      let jitter = String(format: "%.1f ms", StreamCommand.milliseconds(stats.jitter))
       printer.print(
         [
           ("framesDecoded", stats.framesDecoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
-          ("packetsLost", stats.packetsLost), ("invalidPackets", stats.invalidPackets),
-          ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)), ("sender", remote.identity),
+          ("packetsLost", stats.packetsLost), ("framesDropped", stats.framesDropped),
+          ("invalidPackets", stats.invalidPackets), ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
+          ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
+          ("sender", remote.identity),
         ],
         text:
-          "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  lost \(stats.packetsLost)  jitter \(String(format: "%.1f", StreamCommand.milliseconds(stats.jitter))) ms  frames \(stats.framesDecoded)  from \(remote.identity)"
+          "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  lost \(stats.packetsLost)  jitter \(jitter)  latency \(latency)"
+          + "  frames \(stats.framesDecoded)  from \(remote.identity)"
       )
     }
     printer.finish()
@@ -101,6 +106,12 @@ struct DemoCommand {
       ("frames received", "\(receivedStatistics.framesDecoded)"),
       ("bitrate", String(format: "%.0f kbps", Double(sent.bytesSent) * 8 / seconds / 1000)),
       ("packets lost", "\(receivedStatistics.packetsLost)"),
+      (
+        "latency",
+        receivedStatistics.latency.map {
+          String(format: "%.1f ms, sender's pipeline to decoded (mean)", StreamCommand.milliseconds($0))
+        } ?? "no sender report yet"
+      ),
       (
         "round-trip time",
         sent.roundTripTime.map { String(format: "%.2f ms", StreamCommand.milliseconds($0)) } ?? "no report yet"
