@@ -21,8 +21,10 @@ packages=(
   gstreamer1.0-gl
   gstreamer1.0-alsa
   gstreamer1.0-pulseaudio
-  # A receiver of another make: the interoperability tests play the room's SDP in ffmpeg.
+  # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
   ffmpeg
+  vlc-bin
+  vlc-plugin-base
 )
 
 missing=()

@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import RevueSDK
 import RevueTestSupport
+import Synchronization
 import Testing
 
 @Suite(.serialized, .timeLimit(.minutes(1))) struct PublicationTests {
@@ -58,6 +59,71 @@ import Testing
         break
       }
       #expect(status == 0)
+      try await capturer.stopCapture()
+      await room.disconnect()
+    }
+  }
+
+  /// Starts VLC on `sdp` with no window and no sound (as `nobody` when this is root: VLC refuses
+  /// to run as root). The task returns once VLC says it decoded a picture, and ends VLC then.
+  ///
+  /// Debian's VLC is built without live555, and its own SDP reader takes neither RTP/AVPF nor
+  /// dynamic payload types: VLC reads the SDP with its FFmpeg demuxer (`--demux avformat`).
+  static func vlcShowsAPicture(playing sdp: URL) throws -> Task<Bool, Never> {
+    let process = Process()
+    let vlc = ["/usr/bin/cvlc", "-I", "dummy", "-vv", "--vout", "dummy", "--aout", "dummy", "--demux", "avformat"]
+    if getuid() == 0 {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + vlc + [sdp.path]
+    } else {
+      process.executableURL = URL(fileURLWithPath: vlc[0])
+      process.arguments = Array(vlc.dropFirst()) + [sdp.path]
+    }
+    let log = Pipe()
+    process.standardError = log
+    process.standardOutput = FileHandle.nullDevice
+    let (pictures, continuation) = AsyncStream.makeStream(of: Bool.self)
+    let seen = Mutex(Data())
+    log.fileHandleForReading.readabilityHandler = { handle in
+      let chunk = handle.availableData
+      guard !chunk.isEmpty else {  // VLC ended
+        continuation.yield(false)
+        return
+      }
+      let decoded = seen.withLock { text in
+        text.append(chunk)
+        return text.range(of: Data("Received first picture".utf8)) != nil
+      }
+      if decoded { continuation.yield(true) }
+    }
+    try process.run()
+    return Task {
+      defer {
+        log.fileHandleForReading.readabilityHandler = nil
+        kill(process.processIdentifier, SIGKILL)  // SIGTERM: blocked in a child of a Dispatch thread
+      }
+      for await decoded in pictures { return decoded }
+      return false
+    }
+  }
+
+  @Test(arguments: [VideoCodec.vp8, .h264]) func vlcPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+      let port = Self.freePort()
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      _ = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-vlc-\(port).sdp")
+      try room.sdp.write(to: file, atomically: true, encoding: .utf8)
+      defer { try? FileManager.default.removeItem(at: file) }
+      try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+      let player = try Self.vlcShowsAPicture(playing: file)
+      try await capturer.startCapture()
+      #expect(await player.value, "VLC decoded no picture")
       try await capturer.stopCapture()
       await room.disconnect()
     }
