@@ -53,7 +53,7 @@ import Testing
       .appendingPathComponent("revue")
   }
 
-  private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+  func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
     status: Int32, output: String, error: String
   ) {
     let process = Process()
