@@ -30,19 +30,35 @@ import Testing
     }
   }
 
-  @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+  /// Publishes the virtual camera at `size` with `codec`, writes the room's SDP to a file any
+  /// user can read, starts `player` on it, then the camera; returns what the player's task says.
+  static func roomSDPPlays(
+    _ codec: VideoCodec, size: Dimensions, in player: (URL) throws -> Task<Bool, Never>
+  ) async throws -> Bool {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let room = Room()
       let participant = try #require(room.localParticipant)
       let port = Self.freePort()
       try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
       let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h720_169))
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: size))
       _ = try await participant.publish(
         videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
-      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-ffmpeg-\(port).sdp")
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-room-\(port).sdp")
       try room.sdp.write(to: file, atomically: true, encoding: .utf8)
       defer { try? FileManager.default.removeItem(at: file) }
+      try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+      let playing = try player(file)
+      try await capturer.startCapture()
+      let played = await playing.value
+      try await capturer.stopCapture()
+      await room.disconnect()
+      return played
+    }
+  }
+
+  @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+    let played = try await Self.roomSDPPlays(codec, size: .h720_169) { file in
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
       process.arguments = [
@@ -52,16 +68,12 @@ import Testing
       let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)
       process.terminationHandler = { continuation.yield($0.terminationStatus) }
       try process.run()
-      try await capturer.startCapture()
-      var status: Int32 = -1
-      for await code in exits {
-        status = code
-        break
+      return Task {
+        for await status in exits { return status == 0 }
+        return false
       }
-      #expect(status == 0)
-      try await capturer.stopCapture()
-      await room.disconnect()
     }
+    #expect(played, "ffmpeg did not decode 30 frames")
   }
 
   /// Starts VLC on `sdp` with no window and no sound (as `nobody` when this is root: VLC refuses
@@ -108,25 +120,8 @@ import Testing
   }
 
   @Test(arguments: [VideoCodec.vp8, .h264]) func vlcPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
-    try await TestCameras.with(["csi-camera-module"]) { devices in
-      let room = Room()
-      let participant = try #require(room.localParticipant)
-      let port = Self.freePort()
-      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
-      _ = try await participant.publish(
-        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
-      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-vlc-\(port).sdp")
-      try room.sdp.write(to: file, atomically: true, encoding: .utf8)
-      defer { try? FileManager.default.removeItem(at: file) }
-      try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
-      let player = try Self.vlcShowsAPicture(playing: file)
-      try await capturer.startCapture()
-      #expect(await player.value, "VLC decoded no picture")
-      try await capturer.stopCapture()
-      await room.disconnect()
-    }
+    let played = try await Self.roomSDPPlays(codec, size: .h360_169) { try Self.vlcShowsAPicture(playing: $0) }
+    #expect(played, "VLC decoded no picture")
   }
 
   @Test(arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
