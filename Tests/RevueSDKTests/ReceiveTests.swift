@@ -182,6 +182,13 @@ import Testing
       }
       #expect(heard?.sampleRate == 48_000 && heard?.channelCount == 2)
       #expect(try #require(remote.audioTrack).statistics.packetsReceived > 0)
+      // Played on a sound output: ALSA's null device, which takes audio in real time.
+      let speaker = try AudioPlayer(alsaDevice: "null")
+      let played = speaker.playing()
+      remote.audioTrack?.add(audioRenderer: speaker)
+      for await frames in played where frames >= 48_000 / 5 { break }
+      #expect(speaker.framesPlayed >= 48_000 / 5)
+      speaker.stop()
       // The sender's first RTCP report names it (its CNAME, also in the SDP).
       var identity: String?
       for await name in identities {

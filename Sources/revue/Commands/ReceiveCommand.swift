@@ -23,6 +23,17 @@ struct ReceiveCommand {
     }
     guard let track = remote.videoTrack else { throw RevueError(.invalidInput, "the stream has no video to receive") }
     FileHandle.standardError.write(Data("revue: receiving \(track.codec) from \(remote.identity)\n".utf8))
+    // The stream's audio, if it has some, plays on this machine's sound output.
+    var speaker: AudioPlayer?
+    if let audio = remote.audioTrack {
+      do {
+        speaker = try AudioPlayer()
+        audio.add(audioRenderer: speaker!)
+        FileHandle.standardError.write(Data("revue: playing its Opus audio\n".utf8))
+      } catch {
+        FileHandle.standardError.write(Data("revue: the audio is not played: \(error)\n".utf8))
+      }
+    }
     let printer = StatusPrinter(json: options.json)
     var lastFrames = 0
     let wanted = options.frames
@@ -48,6 +59,7 @@ struct ReceiveCommand {
       )
     }
     printer.finish()
+    speaker?.stop()
     let final = track.statistics
     if let path = options.snapshotPath {
       guard let frame = track.lastFrame else {
