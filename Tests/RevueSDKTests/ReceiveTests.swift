@@ -63,6 +63,37 @@ import Testing
     }
   }
 
+  @Test(arguments: [VideoCodec.vp8, .h264]) func aReceiverThatJoinsLateAsksForAKeyframe(_ codec: VideoCodec)
+    async throws
+  {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = PublicationTests.freePort()
+      let sending = Room()
+      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let participant = try #require(sending.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let local = FrameStream()
+      participant.cameraTrack.add(videoRenderer: local)
+      let publication = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      try await capturer.startCapture()
+      // The first keyframe has gone by the time the receiver starts; the next periodic one
+      // would come at frame 60.
+      _ = await local.next { _ in local.count >= 10 }
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=\(codec)")!)
+      let renderer = FrameStream()
+      remote.videoTrack!.add(videoRenderer: renderer)
+      _ = try #require(await renderer.next())
+      #expect(local.count < 60, "the first frame came with the periodic keyframe, not one asked for")
+      #expect(publication.statistics.keyframes >= 2)
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
+
   @Test func receivingFromAPlainGstLaunchSender() async throws {
     let port = PublicationTests.freePort()
     let room = Room()

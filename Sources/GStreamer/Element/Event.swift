@@ -16,6 +16,12 @@ public struct Event: Sendable {
 
   private init(adopting pointer: UnsafeMutablePointer<GstEvent>) { storage = Storage(adopting: pointer) }
 
+  /// Takes a reference of its own to `pointer` (for events a probe sees).
+  init(retaining pointer: UnsafeMutablePointer<GstEvent>) { storage = Storage(adopting: gst_event_ref(pointer)) }
+
+  /// The address of the event, to tell whether a probe's handler replaced it.
+  var pointer: UnsafeMutablePointer<GstEvent> { storage.pointer }
+
   /// A new reference, for C calls that take ownership.
   func newReference() -> UnsafeMutablePointer<GstEvent> { gst_event_ref(storage.pointer) }
 
@@ -51,6 +57,21 @@ public struct Event: Sendable {
     Gst.ensureInitialized()
     return Event(adopting: gst_event_new_eos())
   }
+
+  /// An application event that travels upstream, such as `GstForceKeyUnit` (a request for a
+  /// keyframe) with its fields.
+  ///
+  /// The corresponding C function is `gst_event_new_custom` with `GST_EVENT_CUSTOM_UPSTREAM`.
+  public static func customUpstream(_ structure: Structure) -> Event {
+    Gst.ensureInitialized()
+    let copy = structure.withPointer { gst_structure_copy($0)! }
+    return Event(adopting: gst_event_new_custom(GST_EVENT_CUSTOM_UPSTREAM, copy))
+  }
+
+  /// The event's fields (for custom events, their name says what the event is), or nil.
+  ///
+  /// The corresponding C function is `gst_event_get_structure`.
+  public var structure: Structure? { gst_event_get_structure(storage.pointer).map { Structure(copying: $0) } }
 
   /// GStreamer's name of the event type, such as `caps`.
   public var typeName: String { String(cString: gst_event_type_get_name(storage.pointer.pointee.type)) }

@@ -141,6 +141,8 @@ public final class Pad: Object, @unchecked Sendable {
     public var buffer: Buffer?
     /// The event's type name (`eos`, `caps`, `segment`…), for event probes.
     public var eventName: String?
+    /// The event, for event probes; set another one to pass it on in place of this one.
+    public var event: Event?
     /// The sizes in bytes of the buffers of a buffer list, for buffer-list probes (payloaders
     /// push lists).
     public var listSizes: [Int]?
@@ -177,7 +179,7 @@ extension Trampolines {
     let box = Unmanaged<ProbeBox>.fromOpaque(userData!).takeUnretainedValue()
     let info = info!
     let type = Pad.ProbeType(rawValue: info.pointee.type.rawValue)
-    var probe = Pad.ProbeInfo(type: type, buffer: nil, eventName: nil, listSizes: nil)
+    var probe = Pad.ProbeInfo(type: type, buffer: nil, eventName: nil, event: nil, listSizes: nil)
     let original = info.pointee.data
     if type.contains(.buffer), let data = original {
       probe.buffer = Buffer(retaining: data.assumingMemoryBound(to: GstBuffer.self))
@@ -189,12 +191,18 @@ extension Trampolines {
     } else if !type.isDisjoint(with: [.eventDownstream, .eventUpstream]), let data = original {
       let event = data.assumingMemoryBound(to: GstEvent.self)
       probe.eventName = String(cString: gst_event_type_get_name(event.pointee.type))
+      probe.event = Event(retaining: event)
     }
     let result = box.handler(Pad(retaining: UnsafeMutableRawPointer(pad!)), &probe)
     if type.contains(.buffer), let buffer = probe.buffer, UnsafeMutableRawPointer(buffer.pointer) != original {
       // The handler sent a different buffer: pass it on in place of the original.
       gst_buffer_unref(original!.assumingMemoryBound(to: GstBuffer.self))
       info.pointee.data = UnsafeMutableRawPointer(buffer.take())
+    }
+    if probe.eventName != nil, let event = probe.event, UnsafeMutableRawPointer(event.pointer) != original {
+      // The handler sent a different event: pass it on in place of the original.
+      gst_event_unref(original!.assumingMemoryBound(to: GstEvent.self))
+      info.pointee.data = UnsafeMutableRawPointer(event.newReference())
     }
     return result.gstValue
   }

@@ -48,8 +48,9 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       }
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
-      address: address, port: port, clockRate: 90_000,
-      caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96",
+      address: address, port: port, clockRate: 90_000, payloadType: 96,
+      caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
+        + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency
     ) { sample in relay.target?.deliver(sample) }
     super.init(name: name, source: .camera)
@@ -82,7 +83,7 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
     let relay = Relay<RemoteAudioTrack>()
     let format = AudioFormat.standard
     receiver = try RTPReceiver(
-      address: address, port: port, clockRate: 48_000,
+      address: address, port: port, clockRate: 48_000, payloadType: 111,
       caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
       latency: latency
@@ -157,6 +158,8 @@ final class RTPReceiver: Sendable {
     var read = (bytes: 0, time: ContinuousClock.now)
     /// The latest sender report: the sender's wall-clock time of an RTP timestamp.
     var senderReport: RTCPSenderInfo?
+    /// The synchronization source of the latest packet.
+    var ssrc: UInt32?
     /// Frames out of the jitter buffer not decoded yet, oldest first: their time in this
     /// pipeline and their RTP timestamp.
     var inFlight: [(pts: ClockTime, rtp: UInt32)] = []
@@ -165,7 +168,8 @@ final class RTPReceiver: Sendable {
     var latencies = (sum: 0.0, count: 0)
 
     /// Notes a packet out of the jitter buffer (one entry a frame: its packets share a time).
-    mutating func arrived(pts: ClockTime, rtp: UInt32) {
+    mutating func arrived(pts: ClockTime, rtp: UInt32, ssrc: UInt32) {
+      self.ssrc = ssrc
       guard inFlight.last?.pts != pts else { return }
       inFlight.append((pts, rtp))
       if inFlight.count > 128 { inFlight.removeFirst(inFlight.count - 128) }
@@ -201,7 +205,7 @@ final class RTPReceiver: Sendable {
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
-    address: String, port: Int, clockRate: Int, caps: String, decode: String, latency: Int,
+    address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
     deliver: @escaping @Sendable (Sample) -> Void
   ) throws(RevueError) {
     self.port = port
@@ -266,8 +270,20 @@ final class RTPReceiver: Sendable {
     do {
       let sink = try pipeline.element(named: "sink", as: AppSink.self)
       jitterBuffer.staticPad("src")?.addProbe(.buffer) { _, info in
-        guard let buffer = info.buffer, let pts = buffer.pts, let rtp = buffer.rtpTimestamp else { return .ok }
-        counters.value.withLock { $0.arrived(pts: pts, rtp: rtp) }
+        guard let buffer = info.buffer, let pts = buffer.pts, let header = buffer.rtpHeader else { return .ok }
+        counters.value.withLock { $0.arrived(pts: pts, rtp: header.timestamp, ssrc: header.ssrc) }
+        return .ok
+      }
+      // A decoder that cannot go on asks for a keyframe upstream; rtpsession turns the request
+      // into an RTCP PLI or FIR once it names the stream (rtpbin's demuxers would add that).
+      jitterBuffer.staticPad("sink")?.addProbe(.eventUpstream) { _, info in
+        guard var request = info.event?.structure, request.name == "GstForceKeyUnit", !request.hasField("ssrc"),
+          let ssrc = counters.value.withLock({ $0.ssrc })
+        else { return .ok }
+        try? request.set("ssrc", ssrc)
+        try? request.set("payload", UInt32(payloadType))
+        info.event = .customUpstream(request)
+        RevueLog.log(.debug, "Receiver", "the decoder cannot go on: asking the sender for a keyframe")
         return .ok
       }
       sink.setCallbacks(newSample: { sample in
