@@ -82,11 +82,10 @@ public final class LocalTrackPublication: Sendable {
     self.track = track
     media = .video(codec, layers)
     let streams = layers.enumerated().map { index, layer in
-      RTPSender.Stream(
-        chain: Self.videoChain(codec, layer.encoding, scaledTo: index == 0 ? nil : layer.dimensions),
-        port: port + 2 * index)
+      RTPSender.Stream(chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index)
     }
-    sender = try RTPSender(name: codec.rawValue, streams: streams, payloadType: 96, host: host)
+    sender = try RTPSender(
+      name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps)
     track.attach(sender)
   }
 
@@ -103,20 +102,23 @@ public final class LocalTrackPublication: Sendable {
   }
 
   /// From raw frames to the payloader: I420 for the encoder (VP8 with real-time settings, or
-  /// H.264 constrained baseline tuned for zero latency), scaled to `size` and at most
-  /// `encoding.maxFps` for a smaller layer. The encoder is named `encoder`.
-  private static func videoChain(_ codec: VideoCodec, _ encoding: VideoEncoding, scaledTo size: Dimensions?) -> String {
+  /// H.264 constrained baseline tuned for zero latency); a smaller layer is scaled to its size
+  /// and at most its frame rate. The encoder is named `encoder`.
+  private static func videoChain(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) -> String {
+    let encoding = layer.encoding
     let keyframeInterval = max(1, encoding.maxFps * 2)
+    let size = layer.dimensions
     let convert =
-      size.map {
-        "videorate drop-only=true max-rate=\(encoding.maxFps) ! videoscale ! videoconvert"
-          + " ! video/x-raw,format=I420,width=\($0.width),height=\($0.height),pixel-aspect-ratio=1/1"
-      } ?? "videoconvert ! video/x-raw,format=I420"
+      scaled
+      ? "videorate drop-only=true max-rate=\(encoding.maxFps) ! videoscale ! videoconvert"
+        + " ! video/x-raw,format=I420,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"
+      : "videoconvert ! video/x-raw,format=I420"
     switch codec {
     case .vp8:
       return convert
         + " ! vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
-        + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default threads=2"
+        + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default"
+        + " threads=\(vp8Threads(for: size))"
         + " ! rtpvp8pay picture-id-mode=15-bit"
     case .h264:
       return convert + " ! "
@@ -125,6 +127,18 @@ public final class LocalTrackPublication: Sendable {
             + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
           : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)")
         + " ! h264parse ! rtph264pay config-interval=-1 aggregate-mode=zero-latency"
+    }
+  }
+
+  /// The threads `vp8enc` encodes a size with, by libwebrtc's rule: one up to 640×480 or on
+  /// fewer than three cores (more threads only spin against each other there), two above
+  /// 640×480, three with six cores or more, eight for 1080p and up with more than eight cores.
+  static func vp8Threads(for size: Dimensions, cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+    switch size.area {
+    case (1920 * 1080)... where cores > 8: 8
+    case (640 * 480 + 1)... where cores >= 6: 3
+    case (640 * 480 + 1)... where cores >= 3: 2
+    default: 1
     }
   }
 

@@ -48,12 +48,17 @@ final class RTPSender: Sendable {
   let streams: [Stream]
   private let pipeline: Pipeline
   private let source: AppSrc
+  /// The frame rate video frames are sent at (nil for audio).
+  private let frameRate: Int?
+  private let framedCaps = Mutex<(input: Caps, output: Caps)?>(nil)
 
   /// Builds and starts the pipeline, sending every stream to `host`.
   /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
-  init(name: String, streams: [Stream], payloadType: Int, host: String) throws(RevueError) {
+  /// - Parameter frameRate: for video, the rate the encoders are set for.
+  init(name: String, streams: [Stream], payloadType: Int, host: String, frameRate: Int? = nil) throws(RevueError) {
     precondition(!streams.isEmpty, "a sender sends at least one stream")
     self.name = name
+    self.frameRate = frameRate
     self.payloadType = payloadType
     var streams = streams
     do {
@@ -166,7 +171,7 @@ final class RTPSender: Sendable {
   /// Sends a buffer of media (shared, not copied); drops it, logged, when the pipeline refuses.
   func send(_ buffer: Buffer, caps: Caps) {
     do {
-      try source.push(sample: Sample(buffer: buffer, caps: caps))
+      try source.push(sample: Sample(buffer: buffer, caps: withFrameRate(caps)))
     } catch {
       RevueLog.log(.debug, "Publication", "buffer dropped: the \(name) sender refused it (\(error))")
     }
@@ -174,6 +179,22 @@ final class RTPSender: Sendable {
 
   /// Stops sending.
   func stop() { pipeline.stop() }
+
+  /// `caps` with the frame rate the encoders are set for, when they give none (`0/1`, as pushed
+  /// frames do): x264enc holds one frame more at an unknown rate. The last caps are kept, so a
+  /// stream of frames of one format makes new caps once.
+  private func withFrameRate(_ caps: Caps) -> Caps {
+    guard let frameRate else { return caps }
+    return framedCaps.withLock { last in
+      if let last, last.input == caps { return last.output }
+      var output = caps
+      if caps.count == 1, caps.structure(at: 0).get("framerate", as: Fraction.self)?.numerator == 0 {
+        try? output.setField("framerate", Fraction(Int32(clamping: frameRate), 1))
+      }
+      last = (caps, output)
+      return output
+    }
+  }
 }
 
 /// A value behind a lock, shareable by reference (for closures that outlive the owner's borrow).

@@ -29,7 +29,9 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     /// the frame entering the sender's pipeline to it leaving this decoder: the sender's
     /// wall-clock time of the frame (from the RTP timestamp and the RTCP sender reports) against
     /// this machine's at decoding. Exact on one machine; across machines it is off by the
-    /// difference of their clocks. Nil before the first sender report or when no frame came.
+    /// difference of their clocks. Nil before the first sender report, when no frame came, or
+    /// when the sender's reports put its frames later than their decoding (measured here: a
+    /// Revue H.264 sender's reports, which map its timestamps some 20 ms late).
     public var latency: Duration?
   }
 
