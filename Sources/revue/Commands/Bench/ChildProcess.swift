@@ -23,7 +23,9 @@ final class ChildProcess: Sendable {
     var succeeded: Bool
     /// User plus system CPU seconds of the whole process (all threads), from `wait4`.
     var cpuSeconds: Double
-    /// Peak resident memory (`ru_maxrss`), in MiB.
+    /// Peak resident memory, in MiB: the largest `VmHWM` of `/proc/PID/status` read every 20 ms
+    /// while it ran. Not `ru_maxrss`: `posix_spawn` runs the child in the bench's memory until its
+    /// exec, and Linux carries that high-water mark into the child's `ru_maxrss`.
     var maxResidentMiB: Double
     /// When it was reaped, on the monotonic clock.
     var ended: UInt64
@@ -53,7 +55,9 @@ final class ChildProcess: Sendable {
   private let collectorDone = DispatchSemaphore(value: 0)
   private let collects: Bool
   private let interrupted = Atomic<Bool>(false)
+  private let inputClosed = Atomic<Bool>(false)
   private let reaped = Reaped()
+  private let peakKiB = PeakMemory()
 
   /// Starts `arguments[0]` (a path) with the rest as its arguments.
   /// - Throws: ``RevueError`` when the process cannot start.
@@ -105,6 +109,18 @@ final class ChildProcess: Sendable {
     inputDescriptor = input[1]
     outputDescriptor = outputPipe[0]
     collects = output == .collect
+    let (peakKiB, reaped, path) = (self.peakKiB, self.reaped, "/proc/\(pid)/status")
+    Thread {
+      while !reaped.isMarked {
+        if let status = try? String(contentsOfFile: path, encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        {
+          peakKiB.raise(to: kib)
+        }
+        usleep(20_000)
+      }
+    }.start()
     if collects {
       let descriptor = outputPipe[0]
       Thread { [collected, collectorDone] in
@@ -143,13 +159,13 @@ final class ChildProcess: Sendable {
     return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
   }
 
-  /// Asks the child to stop: closes its standard input (a Revue child stops then) and sends it
-  /// SIGINT (gst-launch stops then).
+  /// Asks the child to stop (again and again is harmless): closes its standard input (a Revue
+  /// child stops then) and sends it SIGINT (gst-launch stops then).
   /// A child still there 5 s later is killed.
   func stop() {
     interrupted.store(true, ordering: .relaxed)
     closeInput()
-    kill(pid, SIGINT)
+    if !reaped.isMarked { kill(pid, SIGINT) }
     let (pid, reaped) = (self.pid, self.reaped)
     Thread {
       Thread.sleep(forTimeInterval: 5)
@@ -158,7 +174,9 @@ final class ChildProcess: Sendable {
   }
 
   /// Closes the child's standard input (end of the raw frames, or the signal to stop).
-  func closeInput() { close(inputDescriptor) }
+  func closeInput() {
+    if !inputClosed.exchange(true, ordering: .relaxed) { close(inputDescriptor) }
+  }
 
   /// Waits for the child to end and reaps it.
   func wait() async -> Exit {
@@ -178,7 +196,7 @@ final class ChildProcess: Sendable {
       }.start()
     }
     if outputDescriptor >= 0 && !collects { close(outputDescriptor) }
-    if !interrupted.load(ordering: .relaxed) { close(inputDescriptor) }
+    closeInput()
     let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
     try? FileManager.default.removeItem(atPath: errorPath)
     let exitedCleanly = status & 0x7f == 0 && (status >> 8) & 0xff == 0
@@ -186,7 +204,18 @@ final class ChildProcess: Sendable {
       succeeded: exitedCleanly || interrupted.load(ordering: .relaxed),
       cpuSeconds: Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6,
-      maxResidentMiB: Double(usage.ru_maxrss) / 1024, ended: ended, errors: errors)
+      maxResidentMiB: Double(peakKiB.value) / 1024, ended: ended, errors: errors)
+  }
+
+  /// Waits for the child to end, stopping it (``stop()``) if it is still there after `seconds`:
+  /// a gst-launch whose RTCP branch holds back its end of stream is not waited for forever.
+  func wait(stoppingAfter seconds: Double) async -> Exit {
+    let watchdog = Task { [self] in
+      try await Task.sleep(for: .seconds(seconds))
+      stop()
+    }
+    defer { watchdog.cancel() }
+    return await wait()
   }
 
   /// The standard output collected (with ``Output/collect``), after ``wait()``.
@@ -233,4 +262,13 @@ private final class Reaped: Sendable {
   func mark() { ended.store(true, ordering: .releasing) }
   /// Whether the child has ended.
   var isMarked: Bool { ended.load(ordering: .acquiring) }
+}
+
+/// The highest memory reading of a child, shared with the thread that reads it.
+private final class PeakMemory: Sendable {
+  private let peak = Atomic<Int>(0)
+  /// Keeps `kib` if it is higher than what was kept.
+  func raise(to kib: Int) { peak.max(kib, ordering: .relaxed) }
+  /// The highest reading, in KiB.
+  var value: Int { peak.load(ordering: .relaxed) }
 }
