@@ -8,7 +8,9 @@ import Synchronization
 /// process, by the parent. It writes its results to standard output as `KEY=VALUE` lines, and
 /// the ones that run until told stop when their standard input closes.
 struct BenchChild {
-  /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`.
+  /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`, or `idle` (GStreamer
+  /// initialized and a room made, nothing more, until standard input closes: the memory every
+  /// Revue process starts with).
   var kind: String
   /// The scenario's parameters.
   var parameters: [String: String]
@@ -34,6 +36,9 @@ struct BenchChild {
     case "latency": try await latency()
     case "startup": try await startup()
     case "scale": try await scale()
+    case "idle":
+      report("gstreamer=\(NodeElements.gstreamerVersion) participant=\(Room().localParticipant != nil)")
+      await Self.standardInputClosed()
     default: throw RevueError(.invalidInput, "bench child: unknown kind '\(kind)'")
     }
   }
@@ -60,8 +65,8 @@ struct BenchChild {
     FileHandle.standardOutput.write(Data("\(line)\n".utf8))
   }
 
-  /// Pushes `frames` 1920×1080 frames through a buffer track to a renderer as fast as it takes
-  /// them; reports `fps`, `cpu` (ms per frame, this process, the loop only) and `copied` (bytes
+  /// Pushes 1920×1080 frames through a buffer track to a renderer as fast as it takes them, in
+  /// rounds of `frames` frames for at least 0.3 s; reports `fps`, `cpu` (ms per frame, this process, the loop only) and `copied` (bytes
   /// per frame the renderer got in other memory than the source's).
   private func capture() async throws {
     let frames = try number("frames")
@@ -76,17 +81,22 @@ struct BenchChild {
     track.add(videoRenderer: renderer)
     try await capturer.startCapture()
     capturer.capture(frame, timeStampNs: 0, rotation: rotation)  // builds the conversion before timing
+    // Rounds of `frames` frames until 0.3 s have passed: a pass-through frame takes a microsecond.
     let (cpuBefore, start) = (Self.cpuSeconds(), monotonicNanoseconds())
-    for _ in 0..<frames { capturer.capture(frame, timeStampNs: 0, rotation: rotation) }
+    var pushed = 0
+    while pushed == 0 || monotonicNanoseconds() - start < 300_000_000 {
+      for _ in 0..<frames { capturer.capture(frame, timeStampNs: 0, rotation: rotation) }
+      pushed += frames
+    }
     let elapsed = milliseconds(from: start, to: monotonicNanoseconds()) / 1000
     let cpu = Self.cpuSeconds() - cpuBefore
     try await capturer.stopCapture()
     let counts = renderer.counts.withLock { $0 }
-    guard counts.frames == frames + 1 else {
-      throw RevueError(.gstreamer, "only \(counts.frames) of \(frames + 1) frames reached the renderer")
+    guard counts.frames == pushed + 1 else {
+      throw RevueError(.gstreamer, "only \(counts.frames) of \(pushed + 1) frames reached the renderer")
     }
-    report("fps=\(Double(frames) / elapsed)")
-    report("cpu=\(cpu * 1000 / Double(frames))")
+    report("fps=\(Double(pushed) / elapsed)")
+    report("cpu=\(cpu * 1000 / Double(pushed))")
     report("copied=\(Double(counts.copiedBytes) / Double(counts.frames))")
   }
 

@@ -46,6 +46,11 @@ struct BenchCommand {
     signal(SIGPIPE, SIG_IGN)  // a gst-launch child that fails must not end the bench while it writes to it
     let started = monotonicNanoseconds()
     var table: [ReportRow] = []
+    let idle = try await idleMemory()
+    print(
+      String(
+        format: "peak resident memory of an idle process: Revue %.1f MiB, gst-launch %.1f MiB", idle[.revue] ?? 0,
+        idle[.gstLaunch] ?? 0))
     print(ReportRow.header)
     for scenario in scenarios.isEmpty ? Scenario.allCases : scenarios {
       var results: [Side: [[Metric: Double]]] = [:]
@@ -60,18 +65,21 @@ struct BenchCommand {
         }
       }
       let median = { (side: Side, metric: Metric) in results[side]?.compactMap { $0[metric] }.median }
-      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind)) { median($0, $1) }
+      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind), idle: idle) { median($0, $1) }
       for row in rows { print(row.line) }
       table += rows
     }
     let seconds = Double(monotonicNanoseconds() - started) / 1e9
     print(String(format: "bench: %.0f s", seconds))
     if let markdownPath {
-      try markdown(table, seconds: seconds).write(toFile: markdownPath, atomically: true, encoding: .utf8)
+      try markdown(table, idle: idle, seconds: seconds).write(toFile: markdownPath, atomically: true, encoding: .utf8)
     }
     if let jsonPath {
       let data = try JSONSerialization.data(
-        withJSONObject: ["runs": runs, "seconds": seconds, "results": table.map(\.json)],
+        withJSONObject: [
+          "runs": runs, "seconds": seconds, "results": table.map(\.json),
+          "idleMemoryMiB": ["revue": idle[.revue] ?? 0, "gstLaunch": idle[.gstLaunch] ?? 0],
+        ],
         options: [.prettyPrinted, .sortedKeys])
       try data.write(to: URL(fileURLWithPath: jsonPath))
     }

@@ -19,7 +19,7 @@ extension BenchCommand {
     case rss
     /// Frames decoded.
     case frames
-    /// CPU milliseconds per frame.
+    /// CPU microseconds per frame.
     case cpuPerFrame
     /// Bytes per frame that reached the renderer in other memory than the source's.
     case copied
@@ -31,6 +31,9 @@ extension BenchCommand {
     case spawnToPacket, publishToPacket, publishToFrame
     /// Senders that kept their frame rate.
     case senders
+    /// Senders that kept their frame rate with `vp8enc threads=1` (gst-launch only: what the
+    /// hardware allows without the encoder threads' waiting).
+    case sendersOneThread
   }
 
   /// Frames after the first RTP packet before a live measurement starts: the encoder is warm.
@@ -44,8 +47,43 @@ extension BenchCommand {
     case .receive(let stream): try await receive(stream, side)
     case .latency(let stream): try await latency(stream, side)
     case .startup(let stream): try await startup(stream, side)
-    case .scale(let stream): [.senders: Double(try await largestSustained(stream, side))]
+    case .scale(let stream):
+      if side == .revue {
+        [.senders: Double(try await largestSustained(stream, side))]
+      } else {
+        [
+          .senders: Double(try await largestSustained(stream, side)),
+          .sendersOneThread: Double(try await largestSustained(with(stream, \.encoderThreads, 1), side)),
+        ]
+      }
     }
+  }
+
+  /// The peak resident memory, in MiB, of a process that does no work, stopped after 500 ms: a
+  /// Revue child that initializes GStreamer and makes a room, and `gst-launch-1.0 fakesrc ! fakesink`;
+  /// the median of 3 runs of each.
+  func idleMemory() async throws -> [Side: Double] {
+    var memory: [Side: [Double]] = [:]
+    for _ in 0..<3 {
+      for side in [Side.revue, .gstLaunch] {
+        let child =
+          side == .revue ? try ChildProcess.revue("idle", [:]) : try ChildProcess.gstLaunch("fakesrc ! fakesink")
+        try await Task.sleep(for: .milliseconds(500))
+        child.stop()
+        let exit = await child.wait()
+        guard exit.succeeded else { throw failure(side, exit) }
+        memory[side, default: []].append(exit.maxResidentMiB)
+      }
+    }
+    return memory.compactMapValues(\.median)
+  }
+
+  /// `value` with `keyPath` set to `newValue`.
+  private func with<Value, Field>(_ value: Value, _ keyPath: WritableKeyPath<Value, Field>, _ newValue: Field) -> Value
+  {
+    var copy = value
+    copy[keyPath: keyPath] = newValue
+    return copy
   }
 
   /// The error for a child that failed.
@@ -60,8 +98,8 @@ extension BenchCommand {
     try ChildProcess.revue(kind, stream.parameters.merging(extra.mapValues { "\($0)" }) { $1 }, output: output)
   }
 
-  /// Buffer capture: the Revue child's own timing of its loop; gst-launch run for `frames` and
-  /// for twice as many, the difference being the cost of `frames` frames without start-up.
+  /// Buffer capture: the Revue child's own timing of its loop; gst-launch run for N frames and
+  /// for 2N, the difference being the cost of N frames without start-up.
   private func capture(_ format: PixelFormat, _ rotation: VideoRotation, _ side: Side) async throws -> [Metric: Double]
   {
     let frames = frameCount(.capture(format, rotation))
@@ -78,27 +116,36 @@ extension BenchCommand {
         let cpu = results["cpu"].flatMap(Double.init),
         let copied = results["copied"].flatMap(Double.init)
       else { throw failure(side, exit) }
-      return [.fps: fps, .cpuPerFrame: cpu, .copied: copied, .rss: exit.maxResidentMiB]
+      return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
     }
     let source =
       "videotestsrc num-buffers=1 ! video/x-raw,format=\(format == .bgra ? "BGRA" : "NV12"),width=1920,height=1080,framerate=30/1"
     let work =
       format == .bgra
       ? "videoconvert ! video/x-raw,format=NV12 ! " : rotation == ._90 ? "videoflip video-direction=90r ! " : ""
-    var runs: [(seconds: Double, exit: ChildProcess.Exit)] = []
-    for count in [frames, 2 * frames] {
-      let child = try ChildProcess.gstLaunch(
-        "\(source) ! imagefreeze num-buffers=\(count) ! \(work)fakesink sync=false")
-      let exit = await child.wait()
-      guard exit.succeeded else { throw failure(side, exit) }
-      runs.append((Double(exit.ended - child.started) / 1e9, exit))
+    // N and 2N frames; N grows tenfold until the difference is long enough to time (NV12 to a
+    // fakesink is too fast to time at a few hundred frames).
+    var count = frames
+    while true {
+      var runs: [(seconds: Double, exit: ChildProcess.Exit)] = []
+      for frames in [count, 2 * count] {
+        let child = try ChildProcess.gstLaunch(
+          "\(source) ! imagefreeze num-buffers=\(frames) ! \(work)fakesink sync=false")
+        let exit = await child.wait()
+        guard exit.succeeded else { throw failure(side, exit) }
+        runs.append((Double(exit.ended - child.started) / 1e9, exit))
+      }
+      let seconds = runs[1].seconds - runs[0].seconds
+      if seconds < 0.3 && count < 1000 * frames {
+        count *= 10
+        continue
+      }
+      return [
+        .fps: Double(count) / seconds,
+        .cpuPerFrame: (runs[1].exit.cpuSeconds - runs[0].exit.cpuSeconds) * 1e6 / Double(count),
+        .rss: runs[1].exit.maxResidentMiB,
+      ]
     }
-    let seconds = max(runs[1].seconds - runs[0].seconds, 1e-6)
-    return [
-      .fps: Double(frames) / seconds,
-      .cpuPerFrame: (runs[1].exit.cpuSeconds - runs[0].exit.cpuSeconds) * 1000 / Double(frames),
-      .rss: runs[1].exit.maxResidentMiB,
-    ]
   }
 
   /// Sending: the child sends `frames` frames to a sink of the bench; measured from the
@@ -112,22 +159,27 @@ extension BenchCommand {
       ? try revueChild("send", stream, ["frames": frames, "port": sink.port])
       : try ChildProcess.gstLaunch("\(stream.cameraSource(frames: frames)) ! \(stream.sendTail(port: sink.port))")
     let ended = Task {
-      let exit = await child.wait()
+      let exit = await child.wait(stoppingAfter: Double(frames) / 30 + 10)
       sink.giveUp()
       return exit
     }
     let warm = await sink.waitForFrames(Self.warmup)
     let cpuAtWarm = child.cpuSecondsNow
+    // The window ends a few frames before the last (both sides get there at full rate), so that
+    // neither side's tear-down nor a late end of stream counts.
+    let last = await sink.waitForFrames(frames - 5)
+    let (cpuAtLast, sampled) = (child.cpuSecondsNow, monotonicNanoseconds())
+    child.stop()
     let exit = await ended.value
     guard exit.succeeded else { throw failure(side, exit) }
-    guard let warm, let cpuAtWarm else {
+    guard let warm, let cpuAtWarm, let end = last ?? sink.all[0].frames.last, end > warm else {
       throw RevueError(.gstreamer, "the \(side.rawValue) side sent fewer than \(Self.warmup) frames")
     }
-    let sent = sink.all[0].frames.filter { $0 > warm }
-    let sending = Double((sent.last ?? warm) - warm) / 1e9
+    let sent = sink.all[0].frames.filter { $0 > warm && $0 <= end }
+    let cpu = cpuAtLast.map { ($0 - cpuAtWarm) / (Double(sampled - warm) / 1e9) }
     return [
-      .cpu: (exit.cpuSeconds - cpuAtWarm) / (Double(exit.ended - warm) / 1e9),
-      .fps: sending > 0 ? Double(sent.count) / sending : 0, .rss: exit.maxResidentMiB,
+      .cpu: cpu ?? (exit.cpuSeconds - cpuAtWarm) / (Double(exit.ended - warm) / 1e9),
+      .fps: Double(sent.count) / (Double(end - warm) / 1e9), .rss: exit.maxResidentMiB,
     ]
   }
 
@@ -144,7 +196,7 @@ extension BenchCommand {
     try await Task.sleep(for: .milliseconds(700))  // the same time for both to start listening
     let cpuBefore = receiver.cpuSecondsNow ?? 0
     let sender = try ChildProcess.gstLaunch("\(stream.cameraSource(frames: frames)) ! \(stream.sendTail(port: port))")
-    let sent = await sender.wait()
+    let sent = await sender.wait(stoppingAfter: Double(frames) / 30 + 3)
     guard sent.succeeded else { throw failure(.gstLaunch, sent) }
     try await Task.sleep(for: .milliseconds(300))
     receiver.stop()
@@ -223,7 +275,7 @@ extension BenchCommand {
       return sent
     }
     sender.closeInput()
-    let senderExit = await sender.wait()
+    let senderExit = await sender.wait(stoppingAfter: 3)
     try await Task.sleep(for: .milliseconds(500))
     receiver.stop()
     let exit = await receiver.wait()
@@ -318,7 +370,9 @@ extension BenchCommand {
     guard warm != nil else { return false }
     let slowest = sink.all.map { counts in counts.frames.filter { $0 > start && $0 <= end }.count }.min() ?? 0
     let fps = Double(slowest) / (Double(end - start) / 1e9)
-    print("  \(side.rawValue): \(count) senders, the slowest at \(String(format: "%.1f", fps)) fps")
+    print(
+      "  \(side.rawValue) (vp8enc threads=\(stream.encoderThreads)): \(count) senders, the slowest at "
+        + "\(String(format: "%.1f", fps)) fps")
     return fps >= 28.5
   }
 }

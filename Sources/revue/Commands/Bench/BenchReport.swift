@@ -95,36 +95,48 @@ extension BenchCommand {
     }
 
     /// The rows of a scenario from the medians of its runs (`median(side, metric)`).
-    static func rows(for scenario: Scenario, frames: Int, median: (Side, Metric) -> Double?) -> [ReportRow] {
+    /// `idle` is the peak memory of an idle process of each side, for the memory the work itself takes.
+    static func rows(
+      for scenario: Scenario, frames: Int, idle: [Side: Double], median: (Side, Metric) -> Double?
+    ) -> [ReportRow] {
       let title = scenario.title
       func row(_ measure: String, _ metric: Metric, _ unit: String, digits: Int, target: Target = .none) -> ReportRow {
         ReportRow(
           scenario: title, measure: measure, revue: median(.revue, metric), gstLaunch: median(.gstLaunch, metric),
           unit: unit, digits: digits, target: target)
       }
-      let memory = row("peak resident memory", .rss, "MiB", digits: 1, target: .ratioAtMost(1.05))
+      let total = row("peak resident memory", .rss, "MiB", digits: 1, target: .ratioAtMost(1.05))
+      var work = total
+      work.measure = "memory above an idle process"
+      work.revue = total.revue.flatMap { value in idle[.revue].map { value - $0 } }
+      work.gstLaunch = total.gstLaunch.flatMap { value in idle[.gstLaunch].map { value - $0 } }
+      let memory = [total, work]
       switch scenario.kind {
       case .capture(let format, let rotation):
         return [
           row("frames per second", .fps, "fps (higher is better)", digits: 0),
-          row("CPU per frame", .cpuPerFrame, "ms", digits: 3, target: .ratioAtMost(1.05)),
+          row("CPU per frame", .cpuPerFrame, "µs", digits: 1, target: .ratioAtMost(1.05)),
           row(
             "bytes copied per frame", .copied, "bytes (to the renderer)", digits: 0,
             target: format == .nv12 && rotation == ._0 ? .equals(0) : .none),
-          memory,
         ]
+          + (format == .nv12 && rotation == ._0
+            ? [
+              ReportRow(
+                scenario: title, measure: "bytes copied to the encoder", revue: nil, gstLaunch: nil,
+                unit: "bytes (the SDK exposes no count: see the closing note)", digits: 0, target: .equals(0))
+            ] : [])
+          + [] + memory
       case .send:
         return [
           row("CPU per second of video", .cpu, "CPU s/s", digits: 3, target: .ratioAtMost(1.05)),
           row("frames per second kept", .fps, "fps on the wire", digits: 1, target: .ratioAtLeast(0.95)),
-          memory,
-        ]
+        ] + memory
       case .receive:
         return [
           row("CPU per second of video", .cpu, "CPU s/s", digits: 3, target: .ratioAtMost(1.05)),
           row("frames decoded", .frames, "of \(frames) sent", digits: 0, target: .ratioAtLeast(0.95)),
-          memory,
-        ]
+        ] + memory
       case .latency:
         return [
           row("p50", .p50, "ms", digits: 1, target: .differenceAtMost(2)),
@@ -139,7 +151,11 @@ extension BenchCommand {
           row("publish → first decoded frame", .publishToFrame, "ms (at a Revue receiver)", digits: 0),
         ]
       case .scale:
-        return [row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1))]
+        var reference = row("senders, vp8enc threads=1", .sendersOneThread, "gst-launch only: the hardware", digits: 0)
+        reference.revue = nil
+        return [
+          row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1)), reference,
+        ]
       }
     }
   }
@@ -162,7 +178,7 @@ extension BenchCommand {
 
   /// The report as Markdown: how it was made, the machine, the table, what each number
   /// includes, and the targets missed.
-  func markdown(_ rows: [ReportRow], seconds: Double) -> String {
+  func markdown(_ rows: [ReportRow], idle: [Side: Double], seconds: Double) -> String {
     var command = "swift run -c release revue bench"
     if !scenarios.isEmpty { command += " " + scenarios.map(\.rawValue).joined(separator: " ") }
     if runs != 3 { command += " --runs \(runs)" }
@@ -176,6 +192,10 @@ extension BenchCommand {
         + "alternately (Revue, gst-launch, Revue, …), each side in a process of its own; the table gives the "
         + "median of \(runs) runs of each side (latency and scale: one run of many samples). "
         + "Ratio is Revue / gst-launch.", "",
+      String(
+        format: "Peak resident memory of an idle process (the base of every memory row): Revue %.1f MiB "
+          + "(GStreamer initialized, a `Room` made), gst-launch %.1f MiB (`fakesrc ! fakesink`).",
+        idle[.revue] ?? 0, idle[.gstLaunch] ?? 0), "",
       "| scenario | measure | Revue | gst-launch | ratio | unit | target |", "|---|---|---:|---:|---:|---|---|",
     ]
     for row in rows {
@@ -184,7 +204,7 @@ extension BenchCommand {
         "| \(row.scenario) | \(row.measure) | \(row.format(row.revue)) | \(row.format(row.gstLaunch)) | \(ratio) "
           + "| \(row.unit) | \(row.verdict.isEmpty ? "—" : row.verdict) |")
     }
-    lines += ["", Self.notes]
+    lines += ["", Self.notes, Self.closing]
     let missed = rows.filter(\.isMissed)
     lines += ["", "## Targets missed", ""]
     if missed.isEmpty {

@@ -7,6 +7,8 @@ struct BenchStream: Sendable, Hashable {
   var height: Int
   /// Whether the source is the virtual camera's MJPEG (decoded before encoding) rather than raw NV12.
   var isMJPEG = false
+  /// `vp8enc threads`: 2 as `RTPSender` sets it; 1 only for the scale scenario's hardware reference.
+  var encoderThreads = 2
 
   /// The bitrate both sides encode at: 1.5 Mbit/s at 720p, 800 kbit/s at 480p.
   var bitrate: Int { width >= 1280 ? 1_500_000 : 800_000 }
@@ -19,7 +21,7 @@ struct BenchStream: Sendable, Hashable {
     switch codec {
     case .vp8:
       "vp8enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(bitrate) keyframe-max-dist=60 lag-in-frames=0"
-        + " error-resilient=default threads=2 ! rtpvp8pay picture-id-mode=15-bit"
+        + " error-resilient=default threads=\(encoderThreads) ! rtpvp8pay picture-id-mode=15-bit"
     case .h264:
       "x264enc tune=zerolatency speed-preset=ultrafast bitrate=\(bitrate / 1000) key-int-max=60"
         + " ! video/x-h264,profile=constrained-baseline ! h264parse"
