@@ -2,6 +2,7 @@ import Foundation
 import RevueSDK
 import Synchronization
 
+/// The measurements: one run of a scenario on one side.
 extension BenchCommand {
   /// The side of an A/B pair.
   enum Side: String, Sendable {
@@ -386,26 +387,23 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 
 /// Reads exactly `buffer.count` bytes; false at the end of the stream first.
 func readFully(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Bool {
-  var done = 0
-  while done < buffer.count {
-    let count = read(descriptor, buffer.baseAddress! + done, buffer.count - done)
-    if count > 0 {
-      done += count
-    } else if count == 0 || errno != EINTR {
-      return false
-    }
-  }
-  return true
+  moveFully(buffer.count) { done, left in read(descriptor, buffer.baseAddress! + done, left) }
 }
 
 /// Writes all of `bytes`; false when the reader is gone.
 func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+  moveFully(bytes.count) { done, left in write(descriptor, bytes.baseAddress! + done, left) }
+}
+
+/// Calls `move(done, left)` (a read or a write of `left` bytes at offset `done`) until `count`
+/// bytes are moved, again after an interruption; false when it moves nothing or fails first.
+private func moveFully(_ count: Int, _ move: (Int, Int) -> Int) -> Bool {
   var done = 0
-  while done < bytes.count {
-    let count = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-    if count > 0 {
-      done += count
-    } else if count == 0 || errno != EINTR {
+  while done < count {
+    let moved = move(done, count - done)
+    if moved > 0 {
+      done += moved
+    } else if moved == 0 || errno != EINTR {
       return false
     }
   }

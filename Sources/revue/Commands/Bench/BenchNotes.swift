@@ -1,3 +1,4 @@
+/// The report's prose: what the numbers include, the closing note, why a target is missed.
 extension BenchCommand {
   /// What each number of the report includes, and why the latency measurement is sound.
   static let notes = """
@@ -74,8 +75,8 @@ extension BenchCommand {
 
     - **Scale.** With the SDK's `vp8enc threads=2`, this 2-core machine keeps one 640×480 sender at
       30 fps, Revue and gst-launch alike: two encoders' threads spin-wait against each other. The
-      same gst-launch senders with `threads=1` keep about 28 (the "vp8enc threads=1" row: what the
-      hardware allows; the frame is static SMPTE bars, so real video allows fewer). Fix (SDK):
+      same gst-launch senders with `threads=1` keep some thirty (the "vp8enc threads=1" row: what
+      the hardware allows; the frame is static SMPTE bars, so real video allows fewer). Fix (SDK):
       `threads=1` for 480p and below, or whenever more than one publication encodes.
     - **H.264 latency.** Revue's H.264 path holds one frame more than gst-launch's because the
       `PixelBuffer` caps give `framerate=0/1`; the gst-launch pair given the same caps shows the same
@@ -105,10 +106,13 @@ extension BenchCommand {
     case "memory above an idle process" where row.scenario.hasPrefix("capture"):
       return "The bench's Revue side holds its source frame twice (the bytes it builds the `PixelBuffer` "
         + "from, and the `PixelBuffer`'s copy), and a conversion runs a pipeline of its own."
+    case "memory above an idle process" where row.scenario.hasPrefix("receive"):
+      return "Revue keeps the last decoded frame (`RemoteVideoTrack.lastFrame`, for snapshots) and "
+        + "hands frames through an `appsink` to Swift: a frame or two more than `fakesink` holds. "
+        + "Fix (SDK): keep the last frame only when a snapshot is asked for."
     case "memory above an idle process":
       return "Revue runs two pipelines where gst-launch runs one (camera → `appsink`, then `appsrc` → "
-        + "encoder; `udpsrc` → `appsink` and the track's frames), each with its own buffer pool and "
-        + "queue. Fix (SDK): link the camera to the encoder in one pipeline when no processor needs "
+        + "encoder), each with its own buffer pool and queue. Fix (SDK): link the camera to the encoder in one pipeline when no processor needs "
         + "the frames in Swift, or bound the pools and the `appsrc` queue."
     case "CPU per second of video" where row.scenario.contains("VP8"):
       return "The extra CPU is in libvpx's encoder threads (per-thread `/proc` accounting), not in "

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import RevueSDK
 
+/// The report: its rows, their targets, the Markdown.
 extension BenchCommand {
   /// A target a row is held to.
   enum Target: Sendable {
@@ -100,6 +101,7 @@ extension BenchCommand {
       for scenario: Scenario, frames: Int, idle: [Side: Double], median: (Side, Metric) -> Double?
     ) -> [ReportRow] {
       let title = scenario.title
+      /// A row of `metric`'s medians on both sides.
       func row(_ measure: String, _ metric: Metric, _ unit: String, digits: Int, target: Target = .none) -> ReportRow {
         ReportRow(
           scenario: title, measure: measure, revue: median(.revue, metric), gstLaunch: median(.gstLaunch, metric),
@@ -210,8 +212,19 @@ extension BenchCommand {
     if missed.isEmpty {
       lines.append("None in this run.")
     } else {
+      // One line per reason, naming the rows it explains.
+      var reasons: [(why: String, rows: [ReportRow])] = []
       for row in missed {
-        lines.append("- **\(row.scenario), \(row.measure)**: \(row.verdict). \(Self.why(row))")
+        let why = Self.why(row)
+        if let index = reasons.firstIndex(where: { $0.why == why }) {
+          reasons[index].rows.append(row)
+        } else {
+          reasons.append((why, [row]))
+        }
+      }
+      for (why, rows) in reasons {
+        let named = rows.map { "\($0.scenario) (\($0.format($0.revue)) vs \($0.format($0.gstLaunch)))" }
+        lines.append("- **\(rows[0].measure)**: \(named.joined(separator: "; ")). \(why)")
       }
     }
     return lines.joined(separator: "\n") + "\n"

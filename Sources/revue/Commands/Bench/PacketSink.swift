@@ -151,6 +151,7 @@ final class PacketSink: Sendable {
   }
 }
 
+/// Ports for receivers that bind their own sockets.
 extension PacketSink {
   /// A random even port on 127.0.0.1 whose pair (it and the next) was free a moment ago, for a
   /// receiver that binds it itself.
