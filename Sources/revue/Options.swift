@@ -7,8 +7,12 @@ struct UsageError: Error, CustomStringConvertible, Equatable {
 enum Command: Equatable {
   /// `revue check [--json]`: GStreamer's version, the elements the node uses, and a test pipeline.
   case check(json: Bool)
-  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]`: measured against gst-launch.
-  case bench(scenarios: [String], frames: Int, runs: Int, json: String?, markdown: String? = nil)
+  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]`: measured against gst-launch;
+  /// `frames` nil gives each scenario its own default.
+  case bench(scenarios: [String], frames: Int?, runs: Int, json: String?, markdown: String? = nil)
+  /// `revue bench --child KIND KEY=VALUE …` (not in the help): the Revue side of a bench scenario,
+  /// run by `revue bench` in a process of its own.
+  case benchChild([String])
   /// `revue devices [--json]`: cameras and microphones with their formats.
   case devices(json: Bool)
   /// `revue stream …`: a camera published over RTP.
@@ -31,8 +35,14 @@ enum Command: Equatable {
                        and run a test pipeline (test pattern, VP8 encode and decode)
       bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
-                       (build with -c release); scenarios: capture-nv12 capture-bgra capture-rotate90 camera-mjpeg
-                       send-vp8-720p send-h264-720p
+                       (build with -c release; all scenarios take about 6 minutes); scenarios:
+                       capture-nv12 capture-bgra capture-rotate90
+                       send-vp8-720p send-h264-720p send-vp8-480p send-h264-480p
+                       send-vp8-720p-mjpeg send-h264-720p-mjpeg
+                       receive-vp8-720p receive-h264-720p receive-vp8-480p receive-h264-480p
+                       latency-vp8-720p latency-h264-720p startup-vp8-720p startup-h264-720p
+                       scale-vp8-480p
+                       --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency)
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
@@ -107,8 +117,9 @@ enum Command: Equatable {
   }
 
   private static func parseBench(_ options: [String]) throws(UsageError) -> Command {
+    if options.first == "--child" { return .benchChild(Array(options.dropFirst())) }
     var scenarios: [String] = []
-    var frames = 600
+    var frames: Int?
     var runs = 3
     var json: String?
     var markdown: String?
@@ -155,6 +166,7 @@ enum Command: Equatable {
     case .receive(let options): try await ReceiveCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
+    case .benchChild(let arguments): try await BenchChild(arguments: arguments).run()
     case .bench(let scenarios, let frames, let runs, let json, let markdown):
       try await BenchCommand(
         scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,

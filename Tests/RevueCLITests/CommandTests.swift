@@ -1,4 +1,5 @@
 import Foundation
+import RevueSDK
 import Testing
 
 @testable import revue
@@ -27,16 +28,34 @@ import Testing
   }
 
   @Test func benchOptions() throws {
-    #expect(try Command.parse(["bench"]) == .bench(scenarios: [], frames: 600, runs: 3, json: nil))
+    #expect(try Command.parse(["bench"]) == .bench(scenarios: [], frames: nil, runs: 3, json: nil))
     #expect(
       try Command.parse(["bench", "--markdown", "docs/benchmarks.md"])
-        == .bench(scenarios: [], frames: 600, runs: 3, json: nil, markdown: "docs/benchmarks.md"))
+        == .bench(scenarios: [], frames: nil, runs: 3, json: nil, markdown: "docs/benchmarks.md"))
+    #expect(
+      try Command.parse(["bench", "latency-vp8-720p", "scale-vp8-480p", "send-h264-720p-mjpeg"])
+        == .bench(
+          scenarios: ["latency-vp8-720p", "scale-vp8-480p", "send-h264-720p-mjpeg"], frames: nil, runs: 3, json: nil))
     #expect(
       try Command.parse(["bench", "capture-bgra", "--frames", "10", "--runs", "1", "--json", "out.json"])
         == .bench(scenarios: ["capture-bgra"], frames: 10, runs: 1, json: "out.json"))
     #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames", "0"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "warp"]) }
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "camera-mjpeg"]) }
+  }
+
+  @Test func benchChildIsHiddenAndTakesItsArguments() throws {
+    #expect(
+      try Command.parse(["bench", "--child", "send", "codec=vp8", "port=20000"])
+        == .benchChild(["send", "codec=vp8", "port=20000"]))
+    #expect(!Command.usage.contains("--child"))
+    let child = BenchChild(arguments: ["send", "codec=vp8", "port=20000", "mjpeg=true"])
+    #expect(child.kind == "send")
+    #expect(child.parameters == ["codec": "vp8", "port": "20000", "mjpeg": "true"])
+    let stream = BenchStream(codec: .h264, width: 1280, height: 720, isMJPEG: true)
+    #expect(try BenchStream(parameters: stream.parameters) == stream)
+    #expect(throws: RevueError.self) { try BenchStream(parameters: child.parameters) }
   }
 
   @Test func exitCodes() async {
@@ -102,10 +121,12 @@ import Testing
     defer { try? FileManager.default.removeItem(at: report) }
     let result = try run(["bench", "capture-nv12", "--frames", "20", "--runs", "1", "--markdown", report.path])
     #expect(result.status == 0, "\(result.error)")
-    #expect(result.output.contains("copied on the way to the renderer: 0 of 20"))
+    let copied = result.output.split(separator: "\n").first { $0.contains("bytes copied per frame") }
+    #expect(copied?.contains("[0: met]") == true, "\(result.output)")
     let table = try String(contentsOf: report, encoding: .utf8)
-    #expect(table.contains("| scenario | Revue | gst-launch | ratio | unit |"))
-    #expect(table.contains("frames copied | 0 |"))
+    #expect(table.contains("| scenario | measure | Revue | gst-launch | ratio | unit | target |"))
+    #expect(table.contains("| bytes copied per frame | 0 | — | — |"))
+    #expect(table.contains("Machine: "))
   }
 
   @Test func usageErrorExitsWithTwoAndOneLine() throws {

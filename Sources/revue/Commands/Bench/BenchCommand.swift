@@ -1,0 +1,87 @@
+import Foundation
+import Glibc
+import RevueSDK
+
+/// `revue bench`: the SDK's work measured side by side with the same GStreamer elements driven
+/// by `gst-launch-1.0`, in the same run, alternating A/B so that machine noise hits both. Each
+/// side runs in a child process of its own, whose CPU time and peak memory come from `wait4`.
+struct BenchCommand {
+  /// The scenarios to run (all when empty).
+  var scenarios: [Scenario]
+  /// Frames per run; nil for each scenario's default (``defaultFrames(_:)``).
+  var frames: Int?
+  /// Runs of each side (latency and scale run once: they are many samples or a search already).
+  var runs: Int
+  /// Where to write the report as JSON, if anywhere.
+  var jsonPath: String?
+  /// Where to write the report as a Markdown table, if anywhere.
+  var markdownPath: String?
+
+  /// Frames per run of a scenario: 300 for buffer capture, 90 (3 s) for live sending and
+  /// receiving, 240 (8 s) for latency.
+  static func defaultFrames(_ kind: Kind) -> Int {
+    switch kind {
+    case .capture: 300
+    case .latency: 240
+    default: 90
+    }
+  }
+
+  /// The frames per run of `kind` with this command's options (at least what warm-up needs).
+  func frameCount(_ kind: Kind) -> Int {
+    guard let frames else { return Self.defaultFrames(kind) }
+    switch kind {
+    case .send, .receive: return max(frames, Self.warmup + 5)
+    case .latency: return max(frames, 40)
+    default: return frames
+    }
+  }
+
+  /// Runs every scenario, prints the table and writes the reports.
+  func run() async throws {
+    #if DEBUG
+      FileHandle.standardError.write(
+        Data("revue bench: this is a debug build; run `swift run -c release revue bench` for real numbers\n".utf8))
+    #endif
+    signal(SIGPIPE, SIG_IGN)  // a gst-launch child that fails must not end the bench while it writes to it
+    let started = monotonicNanoseconds()
+    var table: [ReportRow] = []
+    let idle = try await idleMemory()
+    print(
+      String(
+        format: "peak resident memory of an idle process: Revue %.1f MiB, gst-launch %.1f MiB", idle[.revue] ?? 0,
+        idle[.gstLaunch] ?? 0))
+    print(ReportRow.header)
+    for scenario in scenarios.isEmpty ? Scenario.allCases : scenarios {
+      var results: [Side: [[Metric: Double]]] = [:]
+      let repeats: Int
+      switch scenario.kind {
+      case .latency, .scale: repeats = 1
+      default: repeats = runs
+      }
+      for _ in 0..<repeats {
+        for side in [Side.revue, .gstLaunch] {
+          results[side, default: []].append(try await measure(scenario.kind, side))
+        }
+      }
+      let median = { (side: Side, metric: Metric) in results[side]?.compactMap { $0[metric] }.median }
+      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind), idle: idle) { median($0, $1) }
+      for row in rows { print(row.line) }
+      table += rows
+    }
+    let seconds = Double(monotonicNanoseconds() - started) / 1e9
+    print(String(format: "bench: %.0f s", seconds))
+    if let markdownPath {
+      try markdown(table, idle: idle, seconds: seconds).write(toFile: markdownPath, atomically: true, encoding: .utf8)
+    }
+    if let jsonPath {
+      let data = try JSONSerialization.data(
+        withJSONObject: [
+          "runs": runs, "seconds": seconds, "results": table.map(\.json),
+          "idleMemoryMiB": ["revue": idle[.revue] ?? 0, "gstLaunch": idle[.gstLaunch] ?? 0],
+        ],
+        options: [.prettyPrinted, .sortedKeys])
+      try data.write(to: URL(fileURLWithPath: jsonPath))
+    }
+  }
+}

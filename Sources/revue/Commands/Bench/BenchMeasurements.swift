@@ -1,0 +1,411 @@
+import Foundation
+import RevueSDK
+import Synchronization
+
+/// The measurements: one run of a scenario on one side.
+extension BenchCommand {
+  /// The side of an A/B pair.
+  enum Side: String, Sendable {
+    case revue = "Revue"
+    case gstLaunch = "gst-launch"
+  }
+
+  /// What a run measures; each scenario reports some of them.
+  enum Metric: String, Sendable, Hashable, CaseIterable {
+    /// CPU seconds (user + system) per second of video.
+    case cpu
+    /// Frames per second sent (RTP frames on the wire) or captured.
+    case fps
+    /// Peak resident memory of the process, MiB.
+    case rss
+    /// Frames decoded.
+    case frames
+    /// CPU microseconds per frame.
+    case cpuPerFrame
+    /// Bytes per frame that reached the renderer in other memory than the source's.
+    case copied
+    /// Latency percentiles, ms.
+    case p50, p95
+    /// Frames sent that never came out of the decoder.
+    case lost
+    /// Start-up times, ms.
+    case spawnToPacket, publishToPacket, publishToFrame
+    /// Senders that kept their frame rate.
+    case senders
+    /// Senders that kept their frame rate with `vp8enc threads=1` (gst-launch only: what the
+    /// hardware allows without the encoder threads' waiting).
+    case sendersOneThread
+  }
+
+  /// Frames after the first RTP packet before a live measurement starts: the encoder is warm.
+  static let warmup = 15
+
+  /// Runs `kind` once on `side`.
+  func measure(_ kind: Kind, _ side: Side) async throws -> [Metric: Double] {
+    switch kind {
+    case .capture(let format, let rotation): try await capture(format, rotation, side)
+    case .send(let stream): try await send(stream, side)
+    case .receive(let stream): try await receive(stream, side)
+    case .latency(let stream): try await latency(stream, side)
+    case .startup(let stream): try await startup(stream, side)
+    case .scale(let stream):
+      if side == .revue {
+        [.senders: Double(try await largestSustained(stream, side))]
+      } else {
+        [
+          .senders: Double(try await largestSustained(stream, side)),
+          .sendersOneThread: Double(try await largestSustained(with(stream, \.encoderThreads, 1), side)),
+        ]
+      }
+    }
+  }
+
+  /// The peak resident memory, in MiB, of a process that does no work, stopped after 500 ms: a
+  /// Revue child that initializes GStreamer and makes a room, and `gst-launch-1.0 fakesrc ! fakesink`;
+  /// the median of 3 runs of each.
+  func idleMemory() async throws -> [Side: Double] {
+    var memory: [Side: [Double]] = [:]
+    for _ in 0..<3 {
+      for side in [Side.revue, .gstLaunch] {
+        let child =
+          side == .revue ? try ChildProcess.revue("idle", [:]) : try ChildProcess.gstLaunch("fakesrc ! fakesink")
+        try await Task.sleep(for: .milliseconds(500))
+        child.stop()
+        let exit = await child.wait()
+        guard exit.succeeded else { throw failure(side, exit) }
+        memory[side, default: []].append(exit.maxResidentMiB)
+      }
+    }
+    return memory.compactMapValues(\.median)
+  }
+
+  /// `value` with `keyPath` set to `newValue`.
+  private func with<Value, Field>(_ value: Value, _ keyPath: WritableKeyPath<Value, Field>, _ newValue: Field) -> Value
+  {
+    var copy = value
+    copy[keyPath: keyPath] = newValue
+    return copy
+  }
+
+  /// The error for a child that failed.
+  private func failure(_ side: Side, _ exit: ChildProcess.Exit) -> RevueError {
+    RevueError(.gstreamer, "the \(side.rawValue) side failed: \(exit.errors.suffix(600))")
+  }
+
+  /// Starts the Revue child of `kind` with the stream's parameters and `extra`.
+  private func revueChild(
+    _ kind: String, _ stream: BenchStream, _ extra: [String: Int], output: ChildProcess.Output = .collect
+  ) throws -> ChildProcess {
+    try ChildProcess.revue(kind, stream.parameters.merging(extra.mapValues { "\($0)" }) { $1 }, output: output)
+  }
+
+  /// Buffer capture: the Revue child's own timing of its loop; gst-launch run for N frames and
+  /// for 2N, the difference being the cost of N frames without start-up.
+  private func capture(_ format: PixelFormat, _ rotation: VideoRotation, _ side: Side) async throws -> [Metric: Double]
+  {
+    let frames = frameCount(.capture(format, rotation))
+    if side == .revue {
+      let child = try ChildProcess.revue(
+        "capture",
+        [
+          "frames": "\(frames)", "format": format == .bgra ? "bgra" : "nv12",
+          "rotation": "\(rotation == ._90 ? 90 : 0)",
+        ])
+      let exit = await child.wait()
+      let results = Dictionary(child.results, uniquingKeysWith: { $1 })
+      guard exit.succeeded, let fps = results["fps"].flatMap(Double.init),
+        let cpu = results["cpu"].flatMap(Double.init),
+        let copied = results["copied"].flatMap(Double.init)
+      else { throw failure(side, exit) }
+      return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
+    }
+    let source =
+      "videotestsrc num-buffers=1 ! video/x-raw,format=\(format == .bgra ? "BGRA" : "NV12"),width=1920,height=1080,framerate=30/1"
+    let work =
+      format == .bgra
+      ? "videoconvert ! video/x-raw,format=NV12 ! " : rotation == ._90 ? "videoflip video-direction=90r ! " : ""
+    // N and 2N frames; N grows tenfold until the difference is long enough to time (NV12 to a
+    // fakesink is too fast to time at a few hundred frames).
+    var count = frames
+    while true {
+      var runs: [(seconds: Double, exit: ChildProcess.Exit)] = []
+      for frames in [count, 2 * count] {
+        let child = try ChildProcess.gstLaunch(
+          "\(source) ! imagefreeze num-buffers=\(frames) ! \(work)fakesink sync=false")
+        let exit = await child.wait()
+        guard exit.succeeded else { throw failure(side, exit) }
+        runs.append((Double(exit.ended - child.started) / 1e9, exit))
+      }
+      let seconds = runs[1].seconds - runs[0].seconds
+      if seconds < 0.3 && count < 1000 * frames {
+        count *= 10
+        continue
+      }
+      return [
+        .fps: Double(count) / seconds,
+        .cpuPerFrame: (runs[1].exit.cpuSeconds - runs[0].exit.cpuSeconds) * 1e6 / Double(count),
+        .rss: runs[1].exit.maxResidentMiB,
+      ]
+    }
+  }
+
+  /// Sending: the child sends `frames` frames to a sink of the bench; measured from the
+  /// ``warmup``-th frame on the wire to the child's exit.
+  private func send(_ stream: BenchStream, _ side: Side) async throws -> [Metric: Double] {
+    let frames = frameCount(.send(stream))
+    let sink = try PacketSink()
+    defer { sink.stop() }
+    let child =
+      side == .revue
+      ? try revueChild("send", stream, ["frames": frames, "port": sink.port])
+      : try ChildProcess.gstLaunch("\(stream.cameraSource(frames: frames)) ! \(stream.sendTail(port: sink.port))")
+    let ended = Task {
+      let exit = await child.wait(stoppingAfter: Double(frames) / 30 + 10)
+      sink.giveUp()
+      return exit
+    }
+    let warm = await sink.waitForFrames(Self.warmup)
+    let cpuAtWarm = child.cpuSecondsNow
+    // The window ends a few frames before the last (both sides get there at full rate), so that
+    // neither side's tear-down nor a late end of stream counts.
+    let last = await sink.waitForFrames(frames - 5)
+    let (cpuAtLast, sampled) = (child.cpuSecondsNow, monotonicNanoseconds())
+    child.stop()
+    let exit = await ended.value
+    guard exit.succeeded else { throw failure(side, exit) }
+    guard let warm, let cpuAtWarm, let end = last ?? sink.all[0].frames.last, end > warm else {
+      throw RevueError(.gstreamer, "the \(side.rawValue) side sent fewer than \(Self.warmup) frames")
+    }
+    let sent = sink.all[0].frames.filter { $0 > warm && $0 <= end }
+    let cpu = cpuAtLast.map { ($0 - cpuAtWarm) / (Double(sampled - warm) / 1e9) }
+    return [
+      .cpu: cpu ?? (exit.cpuSeconds - cpuAtWarm) / (Double(exit.ended - warm) / 1e9),
+      .fps: Double(sent.count) / (Double(end - warm) / 1e9), .rss: exit.maxResidentMiB,
+    ]
+  }
+
+  /// Receiving: the same gst-launch sender (not measured) streams `frames` frames to the
+  /// receiver child; measured from the sender's start to 300 ms after its end.
+  private func receive(_ stream: BenchStream, _ side: Side) async throws -> [Metric: Double] {
+    let frames = frameCount(.receive(stream))
+    let port = try PacketSink.freePort()
+    let receiver =
+      side == .revue
+      ? try revueChild("receive", stream, ["port": port])
+      : try ChildProcess.gstLaunch(
+        stream.receive(port: port, sink: "fakesink sync=false silent=false"), verbose: true, output: .collect)
+    try await Task.sleep(for: .milliseconds(700))  // the same time for both to start listening
+    let cpuBefore = receiver.cpuSecondsNow ?? 0
+    let sender = try ChildProcess.gstLaunch("\(stream.cameraSource(frames: frames)) ! \(stream.sendTail(port: port))")
+    let sent = await sender.wait(stoppingAfter: Double(frames) / 30 + 3)
+    guard sent.succeeded else { throw failure(.gstLaunch, sent) }
+    try await Task.sleep(for: .milliseconds(300))
+    receiver.stop()
+    let exit = await receiver.wait()
+    guard exit.succeeded else { throw failure(side, exit) }
+    let decoded =
+      side == .revue
+      ? receiver.results.last { $0.key == "frames" }.flatMap { Double($0.value) } ?? 0
+      : Double(receiver.output.components(separatedBy: "last-message = chain").count - 1)
+    return [
+      .cpu: (exit.cpuSeconds - cpuBefore) / (Double(frames) / 30), .frames: decoded, .rss: exit.maxResidentMiB,
+    ]
+  }
+
+  /// Glass-to-glass: latencies of the stamped frames after the first 30.
+  private func latency(_ stream: BenchStream, _ side: Side) async throws -> [Metric: Double] {
+    let frames = frameCount(.latency(stream))
+    let port = try PacketSink.freePort()
+    var latencies: [Int: Double] = [:]
+    if side == .revue {
+      let child = try revueChild("latency", stream, ["frames": frames, "port": port])
+      let exit = await child.wait()
+      guard exit.succeeded else { throw failure(side, exit) }
+      for (key, value) in child.results where key == "latency" {
+        let parts = value.split(separator: ":")
+        if parts.count == 2, let index = Int(parts[0]), let milliseconds = Double(parts[1]) {
+          latencies[index] = milliseconds
+        }
+      }
+    } else {
+      latencies = try await gstLatency(stream, frames: frames, port: port)
+    }
+    let measured = latencies.filter { $0.key >= 30 }.map(\.value)
+    guard let p50 = measured.percentile(0.5), let p95 = measured.percentile(0.95) else {
+      throw RevueError(.gstreamer, "the \(side.rawValue) side decoded no stamped frame")
+    }
+    return [.p50: p50, .p95: p95, .lost: Double(frames - 30 - measured.count)]
+  }
+
+  /// The gst-launch pair of the latency scenario: the bench writes the stamped raw frames into
+  /// `fdsrc` of a sender and reads the decoded raw frames from `fdsink` of a receiver.
+  private func gstLatency(_ stream: BenchStream, frames: Int, port: Int) async throws -> [Int: Double] {
+    let size = stream.i420Size
+    let receiver = try ChildProcess.gstLaunch(stream.receive(port: port, sink: "fdsink fd=1 sync=false"), output: .pipe)
+    let descriptor = receiver.outputDescriptor
+    let reading = Task {
+      await onThread { () -> [Int: UInt64] in
+        var arrivals: [Int: UInt64] = [:]
+        var frame = [UInt8](repeating: 0, count: size)
+        while frame.withUnsafeMutableBytes({ readFully(descriptor, $0) }) {
+          let now = monotonicNanoseconds()
+          let number = frame.withUnsafeBytes { FrameStamp.read($0, stride: stream.width) }
+          if arrivals[number] == nil { arrivals[number] = now }
+        }
+        return arrivals
+      }
+    }
+    try await Task.sleep(for: .milliseconds(700))
+    let sender = try ChildProcess.gstLaunch(
+      "fdsrc fd=0 blocksize=\(size) ! rawvideoparse format=i420 width=\(stream.width) height=\(stream.height)"
+        + " framerate=30/1 ! \(stream.sendTail(port: port))")
+    try await Task.sleep(for: .milliseconds(300))
+    let input = sender.inputDescriptor
+    let sent = await onThread { () -> [Int: UInt64] in
+      var pixels = FrameStamp.blankI420(width: stream.width, height: stream.height)
+      var sent: [Int: UInt64] = [:]
+      let start = monotonicNanoseconds()
+      for index in 0..<frames {
+        let due = start + UInt64(index) * 33_333_333
+        let now = monotonicNanoseconds()
+        if due > now { usleep(UInt32((due - now) / 1000)) }
+        FrameStamp.write(index, into: &pixels, width: stream.width)
+        sent[index] = monotonicNanoseconds()
+        guard pixels.withUnsafeBytes({ writeFully(input, $0) }) else { break }
+      }
+      return sent
+    }
+    sender.closeInput()
+    let senderExit = await sender.wait(stoppingAfter: 3)
+    try await Task.sleep(for: .milliseconds(500))
+    receiver.stop()
+    let exit = await receiver.wait()
+    let arrivals = await reading.value
+    guard senderExit.succeeded, exit.succeeded else {
+      throw failure(.gstLaunch, senderExit.succeeded ? exit : senderExit)
+    }
+    var latencies: [Int: Double] = [:]
+    for (index, time) in sent {
+      if let arrival = arrivals[index] { latencies[index] = milliseconds(from: time, to: arrival) }
+    }
+    return latencies
+  }
+
+  /// Start-up: Revue from `publish` (then `setCamera(enabled: true)`) to the first datagram at
+  /// the bench's socket and to the first frame at a Revue receiver the socket relays to; both
+  /// sides from the process's spawn to the first datagram.
+  private func startup(_ stream: BenchStream, _ side: Side) async throws -> [Metric: Double] {
+    if side == .revue {
+      let receivePort = try PacketSink.freePort()
+      let sink = try PacketSink(relay: receivePort)
+      defer { sink.stop() }
+      let child = try revueChild("startup", stream, ["port": sink.port, "receive": receivePort])
+      let exit = await child.wait()
+      let results = Dictionary(child.results, uniquingKeysWith: { $1 })
+      guard exit.succeeded, let published = results["publish"].flatMap(UInt64.init),
+        let frame = results["frame"].flatMap(UInt64.init), let first = sink.all[0].first
+      else { throw failure(side, exit) }
+      return [
+        .spawnToPacket: milliseconds(from: child.started, to: first),
+        .publishToPacket: milliseconds(from: published, to: first),
+        .publishToFrame: milliseconds(from: published, to: frame),
+      ]
+    }
+    let sink = try PacketSink()
+    defer { sink.stop() }
+    let child = try ChildProcess.gstLaunch("\(stream.cameraSource(frames: 300)) ! \(stream.sendTail(port: sink.port))")
+    let ended = Task {
+      let exit = await child.wait()
+      sink.giveUp()
+      return exit
+    }
+    _ = await sink.waitForFrames(1)
+    child.stop()
+    let exit = await ended.value
+    guard exit.succeeded, let first = sink.all[0].first else { throw failure(side, exit) }
+    return [.spawnToPacket: milliseconds(from: child.started, to: first)]
+  }
+
+  /// The most senders of `stream` that all keep 95% of 30 fps over 3 s: doubling from 1 until one
+  /// count fails, then bisecting.
+  private func largestSustained(_ stream: BenchStream, _ side: Side) async throws -> Int {
+    var (good, bad) = (0, Int?.none)
+    var count = 1
+    while bad == nil && count <= 64 {
+      if try await sustains(stream, count: count, side) { (good, count) = (count, count * 2) } else { bad = count }
+    }
+    guard var high = bad else { return good }
+    while high - good > 1 {
+      let middle = (good + high) / 2
+      if try await sustains(stream, count: middle, side) { good = middle } else { high = middle }
+    }
+    return good
+  }
+
+  /// Whether `count` senders (one Revue process with `count` publications, or `count` gst-launch
+  /// processes: what a user of gst-launch runs) all keep 28.5 fps for 3 s.
+  private func sustains(_ stream: BenchStream, count: Int, _ side: Side) async throws -> Bool {
+    let sink = try PacketSink(count: count)
+    defer { sink.stop() }
+    let source =
+      "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=I420,width=\(stream.width),height=\(stream.height)"
+      + " ! imagefreeze is-live=true ! video/x-raw,framerate=30/1"
+    let children =
+      side == .revue
+      ? [try revueChild("scale", stream, ["count": count, "port": sink.port], output: .discard)]
+      : try (0..<count).map { try ChildProcess.gstLaunch("\(source) ! \(stream.sendTail(port: sink.port + 2 * $0))") }
+    let timeout = Task {
+      try? await Task.sleep(for: .seconds(10))
+      sink.giveUp()
+    }
+    let warm = await sink.waitForFrames(Self.warmup)
+    timeout.cancel()
+    let start = monotonicNanoseconds()
+    if warm != nil { try await Task.sleep(for: .seconds(3)) }
+    let end = monotonicNanoseconds()
+    for child in children { child.stop() }
+    for child in children {
+      let exit = await child.wait()
+      guard exit.succeeded else { throw failure(side, exit) }
+    }
+    guard warm != nil else { return false }
+    let slowest = sink.all.map { counts in counts.frames.filter { $0 > start && $0 <= end }.count }.min() ?? 0
+    let fps = Double(slowest) / (Double(end - start) / 1e9)
+    print(
+      "  \(side.rawValue) (vp8enc threads=\(stream.encoderThreads)): \(count) senders, the slowest at "
+        + "\(String(format: "%.1f", fps)) fps")
+    return fps >= 28.5
+  }
+}
+
+/// Runs `body` on a thread of its own (blocking reads, writes and waits), and returns its result.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+  await withCheckedContinuation { continuation in
+    Thread { continuation.resume(returning: body()) }.start()
+  }
+}
+
+/// Reads exactly `buffer.count` bytes; false at the end of the stream first.
+func readFully(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Bool {
+  moveFully(buffer.count) { done, left in read(descriptor, buffer.baseAddress! + done, left) }
+}
+
+/// Writes all of `bytes`; false when the reader is gone.
+func writeFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+  moveFully(bytes.count) { done, left in write(descriptor, bytes.baseAddress! + done, left) }
+}
+
+/// Calls `move(done, left)` (a read or a write of `left` bytes at offset `done`) until `count`
+/// bytes are moved, again after an interruption; false when it moves nothing or fails first.
+private func moveFully(_ count: Int, _ move: (Int, Int) -> Int) -> Bool {
+  var done = 0
+  while done < count {
+    let moved = move(done, count - done)
+    if moved > 0 {
+      done += moved
+    } else if moved == 0 || errno != EINTR {
+      return false
+    }
+  }
+  return true
+}

@@ -1,0 +1,232 @@
+import Foundation
+import Glibc
+import RevueSDK
+
+/// The report: its rows, their targets, the Markdown.
+extension BenchCommand {
+  /// A target a row is held to.
+  enum Target: Sendable {
+    /// No target: information.
+    case none
+    /// Revue / gst-launch at most this (CPU, memory).
+    case ratioAtMost(Double)
+    /// Revue / gst-launch at least this (frame rates, frames, senders).
+    case ratioAtLeast(Double)
+    /// Revue − gst-launch at most this (latency, ms).
+    case differenceAtMost(Double)
+    /// Revue exactly this (bytes copied).
+    case equals(Double)
+  }
+
+  /// One line of the report.
+  struct ReportRow {
+    var scenario: String
+    var measure: String
+    var revue: Double?
+    var gstLaunch: Double?
+    var unit: String
+    var digits: Int
+    var target: Target = .none
+
+    /// Revue / gst-launch, when both are known.
+    var ratio: Double? {
+      guard let revue, let gstLaunch, gstLaunch != 0 else { return nil }
+      return revue / gstLaunch
+    }
+
+    /// The target and whether it is met: `≤ 1.05: met`, `≤ 1.05: MISSED`, or empty.
+    var verdict: String {
+      switch target {
+      case .none: return ""
+      case .ratioAtMost(let limit):
+        guard let ratio else { return "ratio ≤ \(limit): not measured" }
+        return "ratio ≤ \(limit): \(ratio <= limit ? "met" : "MISSED")"
+      case .ratioAtLeast(let limit):
+        guard let ratio else { return "ratio ≥ \(limit): not measured" }
+        return "ratio ≥ \(limit): \(ratio >= limit ? "met" : "MISSED")"
+      case .differenceAtMost(let limit):
+        guard let revue, let gstLaunch else { return "within \(format(limit)) ms: not measured" }
+        let difference = revue - gstLaunch
+        return
+          "within \(format(limit)) ms (\(String(format: "%+.1f", difference))): \(difference <= limit ? "met" : "MISSED")"
+      case .equals(let value):
+        guard let revue else { return "\(format(value)): not measured" }
+        return "\(format(value)): \(revue == value ? "met" : "MISSED")"
+      }
+    }
+
+    /// Whether the row has a target it misses.
+    var isMissed: Bool { verdict.hasSuffix("MISSED") }
+
+    /// A number with the row's digits, or a dash.
+    func format(_ value: Double?) -> String {
+      value.map { String(format: "%.\(digits)f", $0) } ?? "—"
+    }
+
+    /// The terminal table's header.
+    static let header =
+      "scenario".padding(toLength: 36, withPad: " ", startingAt: 0) + " "
+      + "measure".padding(toLength: 26, withPad: " ", startingAt: 0)
+      + "      Revue  gst-launch  ratio  unit / target"
+
+    /// The row for the terminal.
+    var line: String {
+      scenario.padding(toLength: 36, withPad: " ", startingAt: 0) + " "
+        + measure.padding(toLength: 26, withPad: " ", startingAt: 0)
+        + [format(revue), format(gstLaunch)].map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined(
+          separator: " ")
+        + ratioText + "  \(unit)"
+        + (verdict.isEmpty ? "" : "  [\(verdict)]")
+    }
+
+    /// The ratio right-aligned in 7 columns.
+    private var ratioText: String {
+      let text = ratio.map { String(format: "%.2f", $0) } ?? "—"
+      return String(repeating: " ", count: max(0, 7 - text.count)) + text
+    }
+
+    /// The row for `--json`.
+    var json: [String: Any] {
+      var object: [String: Any] = ["scenario": scenario, "measure": measure, "unit": unit]
+      if let revue { object["revue"] = revue }
+      if let gstLaunch { object["gstLaunch"] = gstLaunch }
+      if let ratio { object["ratio"] = ratio }
+      if !verdict.isEmpty { object["target"] = verdict }
+      return object
+    }
+
+    /// The rows of a scenario from the medians of its runs (`median(side, metric)`).
+    /// `idle` is the peak memory of an idle process of each side, for the memory the work itself takes.
+    static func rows(
+      for scenario: Scenario, frames: Int, idle: [Side: Double], median: (Side, Metric) -> Double?
+    ) -> [ReportRow] {
+      let title = scenario.title
+      /// A row of `metric`'s medians on both sides.
+      func row(_ measure: String, _ metric: Metric, _ unit: String, digits: Int, target: Target = .none) -> ReportRow {
+        ReportRow(
+          scenario: title, measure: measure, revue: median(.revue, metric), gstLaunch: median(.gstLaunch, metric),
+          unit: unit, digits: digits, target: target)
+      }
+      let total = row("peak resident memory", .rss, "MiB", digits: 1, target: .ratioAtMost(1.05))
+      var work = total
+      work.measure = "memory above an idle process"
+      work.revue = total.revue.flatMap { value in idle[.revue].map { value - $0 } }
+      work.gstLaunch = total.gstLaunch.flatMap { value in idle[.gstLaunch].map { value - $0 } }
+      let memory = [total, work]
+      switch scenario.kind {
+      case .capture(let format, let rotation):
+        return [
+          row("frames per second", .fps, "fps (higher is better)", digits: 0),
+          row("CPU per frame", .cpuPerFrame, "µs", digits: 1, target: .ratioAtMost(1.05)),
+          row(
+            "bytes copied per frame", .copied, "bytes (to the renderer)", digits: 0,
+            target: format == .nv12 && rotation == ._0 ? .equals(0) : .none),
+        ]
+          + (format == .nv12 && rotation == ._0
+            ? [
+              ReportRow(
+                scenario: title, measure: "bytes copied to the encoder", revue: nil, gstLaunch: nil,
+                unit: "bytes (the SDK exposes no count: see the closing note)", digits: 0, target: .equals(0))
+            ] : [])
+          + [] + memory
+      case .send:
+        return [
+          row("CPU per second of video", .cpu, "CPU s/s", digits: 3, target: .ratioAtMost(1.05)),
+          row("frames per second kept", .fps, "fps on the wire", digits: 1, target: .ratioAtLeast(0.95)),
+        ] + memory
+      case .receive:
+        return [
+          row("CPU per second of video", .cpu, "CPU s/s", digits: 3, target: .ratioAtMost(1.05)),
+          row("frames decoded", .frames, "of \(frames) sent", digits: 0, target: .ratioAtLeast(0.95)),
+        ] + memory
+      case .latency:
+        return [
+          row("p50", .p50, "ms", digits: 1, target: .differenceAtMost(2)),
+          row("p95", .p95, "ms", digits: 1),
+          row("frames lost", .lost, "of \(frames - 30)", digits: 0),
+        ]
+      case .startup:
+        return [
+          row("spawn → first RTP packet", .spawnToPacket, "ms (process start included)", digits: 0),
+          row(
+            "publish → first RTP packet", .publishToPacket, "ms (camera switch's 100 ms debounce included)", digits: 0),
+          row("publish → first decoded frame", .publishToFrame, "ms (at a Revue receiver)", digits: 0),
+        ]
+      case .scale:
+        var reference = row("senders, vp8enc threads=1", .sendersOneThread, "gst-launch only: the hardware", digits: 0)
+        reference.revue = nil
+        return [
+          row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1)), reference,
+        ]
+      }
+    }
+  }
+
+  /// The machine: CPU, cores, memory, kernel, GStreamer.
+  static var machine: String {
+    let cpu =
+      (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+      .first { $0.hasPrefix("model name") }.map {
+        $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces)
+      }
+      ?? "unknown CPU"
+    var name = utsname()
+    uname(&name)
+    let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    let memory = ProcessInfo.processInfo.physicalMemory / (1 << 30)
+    return "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(memory) GiB, Linux \(kernel), "
+      + "GStreamer \(NodeElements.gstreamerVersion)"
+  }
+
+  /// The report as Markdown: how it was made, the machine, the table, what each number
+  /// includes, and the targets missed.
+  func markdown(_ rows: [ReportRow], idle: [Side: Double], seconds: Double) -> String {
+    var command = "swift run -c release revue bench"
+    if !scenarios.isEmpty { command += " " + scenarios.map(\.rawValue).joined(separator: " ") }
+    if runs != 3 { command += " --runs \(runs)" }
+    if let frames { command += " --frames \(frames)" }
+    var lines = [
+      "# Benchmarks", "",
+      "Made by `\(command) --markdown \(markdownPath ?? "FILE")` in \(String(format: "%.0f", seconds)) s, "
+        + "on \(ISO8601DateFormatter().string(from: Date())).", "",
+      "Machine: \(Self.machine).", "",
+      "Each scenario runs Revue and the same GStreamer elements with the same properties in `gst-launch-1.0`, "
+        + "alternately (Revue, gst-launch, Revue, …), each side in a process of its own; the table gives the "
+        + "median of \(runs) runs of each side (latency and scale: one run of many samples). "
+        + "Ratio is Revue / gst-launch.", "",
+      String(
+        format: "Peak resident memory of an idle process (the base of every memory row): Revue %.1f MiB "
+          + "(GStreamer initialized, a `Room` made), gst-launch %.1f MiB (`fakesrc ! fakesink`).",
+        idle[.revue] ?? 0, idle[.gstLaunch] ?? 0), "",
+      "| scenario | measure | Revue | gst-launch | ratio | unit | target |", "|---|---|---:|---:|---:|---|---|",
+    ]
+    for row in rows {
+      let ratio = row.ratio.map { String(format: "%.2f", $0) } ?? "—"
+      lines.append(
+        "| \(row.scenario) | \(row.measure) | \(row.format(row.revue)) | \(row.format(row.gstLaunch)) | \(ratio) "
+          + "| \(row.unit) | \(row.verdict.isEmpty ? "—" : row.verdict) |")
+    }
+    lines += ["", Self.notes, Self.closing]
+    let missed = rows.filter(\.isMissed)
+    lines += ["", "## Targets missed", ""]
+    if missed.isEmpty {
+      lines.append("None in this run.")
+    } else {
+      // One line per reason, naming the rows it explains.
+      var reasons: [(why: String, rows: [ReportRow])] = []
+      for row in missed {
+        let why = Self.why(row)
+        if let index = reasons.firstIndex(where: { $0.why == why }) {
+          reasons[index].rows.append(row)
+        } else {
+          reasons.append((why, [row]))
+        }
+      }
+      for (why, rows) in reasons {
+        let named = rows.map { "\($0.scenario) (\($0.format($0.revue)) vs \($0.format($0.gstLaunch)))" }
+        lines.append("- **\(rows[0].measure)**: \(named.joined(separator: "; ")). \(why)")
+      }
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+}
