@@ -133,7 +133,9 @@ public final class LocalTrackPublication: Sendable {
   /// The threads `vp8enc` encodes a size with, by libwebrtc's rule: one up to 640×480 or on
   /// fewer than three cores (more threads only spin against each other there), two above
   /// 640×480, three with six cores or more, eight for 1080p and up with more than eight cores.
-  static func vp8Threads(for size: Dimensions, cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+  public static func vp8Threads(for size: Dimensions, cores: Int = ProcessInfo.processInfo.activeProcessorCount)
+    -> Int
+  {
     switch size.area {
     case (1920 * 1080)... where cores > 8: 8
     case (640 * 480 + 1)... where cores >= 6: 3

@@ -32,9 +32,6 @@ extension BenchCommand {
     case spawnToPacket, publishToPacket, publishToFrame
     /// Senders that kept their frame rate.
     case senders
-    /// Senders that kept their frame rate with `vp8enc threads=1` (gst-launch only: what the
-    /// hardware allows without the encoder threads' waiting).
-    case sendersOneThread
   }
 
   /// Frames after the first RTP packet before a live measurement starts: the encoder is warm.
@@ -48,15 +45,7 @@ extension BenchCommand {
     case .receive(let stream): try await receive(stream, side)
     case .latency(let stream): try await latency(stream, side)
     case .startup(let stream): try await startup(stream, side)
-    case .scale(let stream):
-      if side == .revue {
-        [.senders: Double(try await largestSustained(stream, side))]
-      } else {
-        [
-          .senders: Double(try await largestSustained(stream, side)),
-          .sendersOneThread: Double(try await largestSustained(with(stream, \.encoderThreads, 1), side)),
-        ]
-      }
+    case .scale(let stream): [.senders: Double(try await largestSustained(stream, side))]
     }
   }
 
@@ -77,14 +66,6 @@ extension BenchCommand {
       }
     }
     return memory.compactMapValues(\.median)
-  }
-
-  /// `value` with `keyPath` set to `newValue`.
-  private func with<Value, Field>(_ value: Value, _ keyPath: WritableKeyPath<Value, Field>, _ newValue: Field) -> Value
-  {
-    var copy = value
-    copy[keyPath: keyPath] = newValue
-    return copy
   }
 
   /// The error for a child that failed.

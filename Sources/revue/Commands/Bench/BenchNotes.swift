@@ -25,8 +25,9 @@ extension BenchCommand {
     - **Sources**: *send* uses the virtual camera (`videotestsrc` in the camera's format: NV12 from
       the "csi-camera-module" profile, MJPEG from "usb-720p-webcam", decoded by `jpegdec`) through
       the camera capturer and `LocalParticipant.publish`; gst-launch runs `videotestsrc` with the same
-      caps and the same conversion, encoder (`vp8enc deadline=1 cpu-used=8 end-usage=cbr …
-      threads=2`, `x264enc tune=zerolatency speed-preset=ultrafast …`), payloader, `rtpbin` and
+      caps and the same conversion, encoder (`vp8enc deadline=1 cpu-used=8 end-usage=cbr …` with
+      the SDK's thread count for the size and machine, `x264enc tune=zerolatency
+      speed-preset=ultrafast …`), payloader, `rtpbin` and
       `udpsink` as the SDK's send pipeline. *Receive* runs `RTPReceiver`'s pipeline
       (`udpsrc ! rtpsession ! rtpjitterbuffer latency=50 ! depay ! decoder ! videoconvert ! I420`).
     - **Start-up**: Revue from just before `publish` (then at once `setCamera(enabled: true)`, whose
@@ -73,14 +74,10 @@ extension BenchCommand {
   static let closing = """
     ## Closing note
 
-    - **Scale.** With the SDK's `vp8enc threads=2`, this 2-core machine keeps one 640×480 sender at
-      30 fps, Revue and gst-launch alike: two encoders' threads spin-wait against each other. The
-      same gst-launch senders with `threads=1` keep some thirty (the "vp8enc threads=1" row: what
-      the hardware allows; the frame is static SMPTE bars, so real video allows fewer). Fix (SDK):
-      `threads=1` for 480p and below, or whenever more than one publication encodes.
-    - **H.264 latency.** Revue's H.264 path holds one frame more than gst-launch's because the
-      `PixelBuffer` caps give `framerate=0/1`; the gst-launch pair given the same caps shows the same
-      delay. Fix (SDK): the capture frame rate in the send pipeline's caps. VP8 is not affected.
+    - **Scale** sends a static SMPTE-bars frame: real video, harder to encode, allows fewer senders.
+      `vp8enc` encodes with one thread up to 640×480 and on machines of fewer than three cores
+      (libwebrtc's rule): with two, two encoders' threads spin-waited against each other here and
+      this machine kept one 640×480 sender instead of some thirty.
     - **Memory.** Every Revue process starts about 15 MiB above gst-launch (Swift runtime,
       Foundation, the SDK), and the camera path holds frames in two pipelines. The ratio target of
       1.05 cannot be met by a Swift process against a C program on the total; on the memory the
@@ -114,12 +111,6 @@ extension BenchCommand {
       return "Revue runs two pipelines where gst-launch runs one (camera → `appsink`, then `appsrc` → "
         + "encoder), each with its own buffer pool and queue. Fix (SDK): link the camera to the encoder in one pipeline when no processor needs "
         + "the frames in Swift, or bound the pools and the `appsrc` queue."
-    case "CPU per second of video" where row.scenario.contains("VP8"):
-      return "The extra CPU is in libvpx's encoder threads (per-thread `/proc` accounting), not in "
-        + "Revue's code: `vp8enc threads=2` waits by spinning, and with Revue's other threads "
-        + "(camera pipeline, hand-off) on 2 cores it spins longer. At 480p one thread encodes in a "
-        + "few ms (gst-launch alone: 0.74 s CPU for 150 frames with threads=1, 1.11 s with threads=2). "
-        + "Fix (SDK): `threads=1` up to 480p, or when several publications share the machine."
     case "CPU per second of video":
       return "Revue's camera path is two pipelines with a hand-off through Swift (`appsink` → "
         + "`PixelBuffer` → renderers → `appsrc`), a fixed cost of a fraction of a millisecond a frame "
@@ -133,12 +124,6 @@ extension BenchCommand {
       return "Revue's frame path (in-flight flag, time stamp, renderer dispatch) costs about a "
         + "microsecond a frame against `imagefreeze ! fakesink`'s fraction of one: no pixel work on "
         + "either side; nothing a user would see."
-    case "p50" where row.scenario.contains("H.264"):
-      return "One frame (33 ms) is held on the way: the SDK's `PixelBuffer` caps say `framerate=0/1`, "
-        + "and with that the H.264 chain keeps a frame. Checked: the gst-launch pair with "
-        + "`capssetter caps=video/x-raw,framerate=0/1` before its encoder shows the same +35 ms "
-        + "(41 ms p50). Fix (SDK): give the send pipeline's `appsrc` the capture's frame rate "
-        + "(`framerate=30/1`, from the camera options or `VideoEncoding.maxFps`)."
     default:
       return "Not explained yet: the machine was shared during the run; rerun on a quiet machine."
     }

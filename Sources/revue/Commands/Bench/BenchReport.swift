@@ -153,11 +153,7 @@ extension BenchCommand {
           row("publish → first decoded frame", .publishToFrame, "ms (at a Revue receiver)", digits: 0),
         ]
       case .scale:
-        var reference = row("senders, vp8enc threads=1", .sendersOneThread, "gst-launch only: the hardware", digits: 0)
-        reference.revue = nil
-        return [
-          row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1)), reference,
-        ]
+        return [row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1))]
       }
     }
   }

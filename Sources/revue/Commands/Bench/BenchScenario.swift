@@ -7,8 +7,10 @@ struct BenchStream: Sendable, Hashable {
   var height: Int
   /// Whether the source is the virtual camera's MJPEG (decoded before encoding) rather than raw NV12.
   var isMJPEG = false
-  /// `vp8enc threads`: 2 as `RTPSender` sets it; 1 only for the scale scenario's hardware reference.
-  var encoderThreads = 2
+  /// `vp8enc threads`, as the SDK sets them for this size on this machine.
+  var encoderThreads: Int {
+    LocalTrackPublication.vp8Threads(for: Dimensions(width: Int32(width), height: Int32(height)))
+  }
 
   /// The bitrate both sides encode at: 1.5 Mbit/s at 720p, 800 kbit/s at 480p.
   var bitrate: Int { width >= 1280 ? 1_500_000 : 800_000 }
