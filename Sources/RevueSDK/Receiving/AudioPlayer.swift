@@ -21,10 +21,12 @@ public final class AudioPlayer: AudioRenderer, Sendable {
     let sinks = alsaDevice.map { ["alsasink device=\"\($0)\""] } ?? ["pulsesink", "alsasink"]
     var failures: [String] = []
     for sink in sinks {
+      var built: Pipeline?
       do {
         let pipeline = try Pipeline(
           parsing: "appsrc name=source is-live=true format=time max-buffers=10 leaky-type=downstream"
             + " ! audioconvert ! audioresample ! \(sink) name=output sync=false")
+        built = pipeline
         let source = try pipeline.element(named: "source", as: AppSrc.self)
         source.caps = AudioFormat.standard.caps
         try pipeline.play()
@@ -32,6 +34,7 @@ public final class AudioPlayer: AudioRenderer, Sendable {
         count()
         return
       } catch {
+        built?.stop()
         // GStreamer's own words for why the output cannot open, without its debug details.
         if case .stateChangeFailed(_, _, let posted?) = error {
           failures.append("\(sink): \(posted.error.message)")
