@@ -188,6 +188,43 @@ import Testing
     try await capturer.stopCapture()
   }
 
+  @Test(arguments: [VideoCodec.h264, .vp8]) func pushedNV12FramesReachTheH264EncoderWithoutACopy(
+    _ codec: VideoCodec
+  ) async throws {
+    let port = Self.freePort()
+    let sending = Room()
+    try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let track = LocalVideoTrack.createBufferTrack(name: "frames")
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    let publication = try await sending.localParticipant!.publish(
+      videoTrack: track, options: VideoPublishOptions(preferredCodec: codec))
+    let receiving = Room()
+    let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=\(codec)")!)
+    let renderer = FrameStream()
+    remote.videoTrack!.add(videoRenderer: renderer)
+    let frame = BufferCapturerTests.frame(.nv12, 640, 360)
+    let pushing = Task {
+      while !Task.isCancelled {
+        capturer.capture(frame)
+        await Task.yield()
+      }
+    }
+    _ = await renderer.next { _ in renderer.count >= 3 }
+    pushing.cancel()
+    let statistics = publication.statistics
+    #expect(statistics.framesEncoded >= 3)
+    if codec == .h264 {
+      #expect(statistics.bytesCopiedToEncoder == 0)
+    } else {
+      // vp8enc takes only I420: every NV12 frame is converted on the way.
+      #expect(statistics.bytesCopiedToEncoder > 0 && statistics.bytesCopiedToEncoder % (640 * 360 * 3 / 2) == 0)
+    }
+    try await capturer.stopCapture()
+    await sending.disconnect()
+    await receiving.disconnect()
+  }
+
   @Test func receiverReportsReachTheStatistics() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let room = Room()

@@ -14,6 +14,11 @@ public final class LocalTrackPublication: Sendable {
     public var packetsSent: Int
     /// RTP bytes sent (headers included).
     public var bytesSent: Int
+    /// Bytes of the frames that reached an encoder in other memory than the track delivered them
+    /// in: converted (`vp8enc` takes only I420, so NV12 frames are converted for VP8) or scaled
+    /// (a smaller simulcast layer). 0 when the encoder takes the track's frames as they are, as
+    /// H.264 takes NV12 and I420.
+    public var bytesCopiedToEncoder: Int
     /// Bits per second since the previous read of the statistics (or since the start).
     public var bitrate: Double
     /// What the latest RTCP receiver report said: the fraction lost since the one before (0…1).
@@ -101,8 +106,9 @@ public final class LocalTrackPublication: Sendable {
     track.attach(sender)
   }
 
-  /// From raw frames to the payloader: I420 for the encoder (VP8 with real-time settings, or
-  /// H.264 constrained baseline tuned for zero latency); a smaller layer is scaled to its size
+  /// From raw frames to the payloader: I420 for the encoder (VP8 with real-time settings), or NV12
+  /// and I420 as they come (H.264 constrained baseline tuned for zero latency, which takes both
+  /// without a copy); a smaller layer is scaled to its size
   /// and at most its frame rate. The encoder is named `encoder`.
   private static func videoChain(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) -> String {
     let encoding = layer.encoding
@@ -112,7 +118,7 @@ public final class LocalTrackPublication: Sendable {
       scaled
       ? "videorate drop-only=true max-rate=\(encoding.maxFps) ! videoscale ! videoconvert"
         + " ! video/x-raw,format=I420,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"
-      : "videoconvert ! video/x-raw,format=I420"
+      : "videoconvert ! video/x-raw,format=\(codec == .h264 ? "{NV12,I420}" : "I420")"
     switch codec {
     case .vp8:
       return convert
@@ -156,6 +162,7 @@ public final class LocalTrackPublication: Sendable {
     var total = all[0]
     total.packetsSent = all.map(\.packetsSent).reduce(0, +)
     total.bytesSent = all.map(\.bytesSent).reduce(0, +)
+    total.bytesCopiedToEncoder = all.map(\.bytesCopiedToEncoder).reduce(0, +)
     return statistics(total, key: nil)
   }
 
@@ -180,7 +187,8 @@ public final class LocalTrackPublication: Sendable {
     }
     return Statistics(
       framesEncoded: counters.framesEncoded, keyframes: counters.keyframes, packetsSent: counters.packetsSent,
-      bytesSent: counters.bytesSent, bitrate: bitrate, fractionLost: counters.report?.fractionLost,
+      bytesSent: counters.bytesSent, bytesCopiedToEncoder: counters.bytesCopiedToEncoder, bitrate: bitrate,
+      fractionLost: counters.report?.fractionLost,
       packetsLost: counters.report.map { Int($0.packetsLost) },
       jitter: counters.report.map { .microseconds(Int64($0.jitter) * 1_000_000 / 90_000) },
       roundTripTime: counters.roundTrip)

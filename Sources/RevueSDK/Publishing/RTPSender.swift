@@ -17,6 +17,8 @@ final class RTPSender: Sendable {
     var keyframes = 0
     var packetsSent = 0
     var bytesSent = 0
+    /// Bytes of frames that reached the encoder in other memory than they were sent in.
+    var bytesCopiedToEncoder = 0
     /// The latest receiver report on this stream, if one came.
     var report: RTCPReportBlock?
     /// The round-trip time that report gave.
@@ -51,6 +53,8 @@ final class RTPSender: Sendable {
   /// The frame rate video frames are sent at (nil for audio).
   private let frameRate: Int?
   private let framedCaps = Mutex<(input: Caps, output: Caps)?>(nil)
+  /// The memory of the buffers sent last, to tell at the encoders whether a frame was copied.
+  private let sent = Locked<[Int]>([])
 
   /// Builds and starts the pipeline, sending every stream to `host`.
   /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
@@ -81,7 +85,7 @@ final class RTPSender: Sendable {
       for index in streams.indices {
         streams[index].rtcpPort = try Self.addSession(
           index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin, in: pipeline,
-          reports: reports)
+          reports: reports, sent: sent)
       }
     } catch {
       throw RevueError(.gstreamer, "cannot build the \(name) sender", underlying: error)
@@ -99,7 +103,7 @@ final class RTPSender: Sendable {
   /// sockets. Returns the local RTCP port.
   private static func addSession(
     _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Element,
-    in pipeline: Pipeline, reports: Broadcast<Int>
+    in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>
   ) throws -> Int {
     let chain = try Bin(
       parsing:
@@ -118,15 +122,24 @@ final class RTPSender: Sendable {
     // RTCP in and out on one socket: bind it first, then share it.
     try rtcpIn.setState(.ready)
     try rtcpIn.shareSocket(with: rtcpOut)
-    count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpIn) { reports.send(index) }
+    count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpIn, sent: sent) {
+      reports.send(index)
+    }
     return (try? rtcpIn.get("port", as: Int.self)) ?? 0
   }
 
   /// Counts what a stream encodes and sends, and keeps the receiver reports on it.
   private static func count(
-    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, reported: @escaping @Sendable () -> Void
+    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, sent: Locked<[Int]>,
+    reported: @escaping @Sendable () -> Void
   ) {
     let counters = stream.counters
+    encoder?.staticPad("sink")?.addProbe(.buffer) { _, info in
+      guard let buffer = info.buffer, let address = buffer.dataAddress.map({ Int(bitPattern: $0) }) else { return .ok }
+      let copied = !sent.value.withLock { $0.contains(address) }
+      if copied { counters.value.withLock { $0.bytesCopiedToEncoder += buffer.size } }
+      return .ok
+    }
     encoder?.staticPad("src")?.addProbe(.buffer) { _, info in
       let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
       counters.value.withLock { counters in
@@ -170,6 +183,12 @@ final class RTPSender: Sendable {
 
   /// Sends a buffer of media (shared, not copied); drops it, logged, when the pipeline refuses.
   func send(_ buffer: Buffer, caps: Caps) {
+    if let address = buffer.dataAddress.map({ Int(bitPattern: $0) }) {
+      sent.value.withLock { recent in
+        recent.append(address)
+        if recent.count > 8 { recent.removeFirst() }
+      }
+    }
     do {
       try source.push(sample: Sample(buffer: buffer, caps: withFrameRate(caps)))
     } catch {

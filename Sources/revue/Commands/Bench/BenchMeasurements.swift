@@ -24,6 +24,8 @@ extension BenchCommand {
     case cpuPerFrame
     /// Bytes per frame that reached the renderer in other memory than the source's.
     case copied
+    /// Bytes per frame that reached the H.264 encoder in other memory than the track's.
+    case copiedToEncoder
     /// Latency percentiles, ms.
     case p50, p95
     /// Frames sent that never came out of the decoder.
@@ -98,7 +100,17 @@ extension BenchCommand {
         let cpu = results["cpu"].flatMap(Double.init),
         let copied = results["copied"].flatMap(Double.init)
       else { throw failure(side, exit) }
-      return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
+      var metrics: [Metric: Double] = [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
+      if format == .nv12, rotation == ._0 {
+        let publishing = try ChildProcess.revue("capture", ["frames": "1", "format": "nv12", "publish": "h264"])
+        let exit = await publishing.wait()
+        let results = Dictionary(publishing.results, uniquingKeysWith: { $1 })
+        guard exit.succeeded, let copied = results["encoderCopied"].flatMap(Double.init) else {
+          throw failure(side, exit)
+        }
+        metrics[.copiedToEncoder] = copied
+      }
+      return metrics
     }
     let source =
       "videotestsrc num-buffers=1 ! video/x-raw,format=\(format == .bgra ? "BGRA" : "NV12"),width=1920,height=1080,framerate=30/1"

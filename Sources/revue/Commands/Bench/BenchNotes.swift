@@ -83,12 +83,11 @@ extension BenchCommand {
       1.05 cannot be met by a Swift process against a C program on the total; on the memory the
       work itself takes, the receive rows come within it and the send rows would need the one-pipeline
       camera path.
-    - **Copies.** Pushed NV12 frames reach renderers without a copy (measured: 0 bytes a frame).
-      On the way to the encoder, the send pipeline's `videoconvert ! video/x-raw,format=I420` turns
-      NV12 into I420 (one full write of the picture: 3.1 MB a 1080p frame), because `vp8enc` takes
-      only I420; I420 frames pass without a copy. The SDK exposes no count of it, so the bench
-      cannot measure it: the row says "not measured". Fix (SDK): let `x264enc` take NV12 as it is,
-      and count converted frames in `LocalTrackPublication.Statistics`.
+    - **Copies.** Pushed NV12 frames reach renderers and the H.264 encoder without a copy
+      (`LocalTrackPublication.Statistics.bytesCopiedToEncoder`, which compares the memory at the
+      encoder's input with the memory sent). `vp8enc` takes only I420, so for VP8 an NV12 frame is
+      converted on the way (one full write of the picture: 3.1 MB a 1080p frame); I420 frames pass
+      without a copy to both encoders.
     - **Start-up.** `publish` + `setCamera(enabled: true)` to the first packet includes the camera
       switch's 100 ms debounce by design; the rest is the camera pipeline's start.
     """

@@ -124,9 +124,9 @@ extension BenchCommand {
         ]
           + (format == .nv12 && rotation == ._0
             ? [
-              ReportRow(
-                scenario: title, measure: "bytes copied to the encoder", revue: nil, gstLaunch: nil,
-                unit: "bytes (the SDK exposes no count: see the closing note)", digits: 0, target: .equals(0))
+              row(
+                "bytes copied to the encoder", .copiedToEncoder,
+                "bytes per frame (published with H.264; vp8enc takes only I420)", digits: 0, target: .equals(0))
             ] : [])
           + [] + memory
       case .send:
