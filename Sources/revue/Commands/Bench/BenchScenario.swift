@@ -31,6 +31,10 @@ struct BenchStream: Sendable, Hashable {
     }
   }
 
+  /// The raw formats the SDK's send pipeline hands the encoder as they come: `vp8enc` takes only
+  /// I420, `x264enc` NV12 too.
+  var encoderFormats: String { codec == .h264 ? "{NV12,I420}" : "I420" }
+
   /// The decoder chain of `RemoteVideoTrack`.
   var decoder: String {
     switch codec {
@@ -53,7 +57,8 @@ struct BenchStream: Sendable, Hashable {
   /// `RTPSender`'s pipeline from its queue to the sockets: RTP to `port`, RTCP to `port + 1`,
   /// RTCP in on a socket of its own.
   func sendTail(port: Int, name: String = "rtpbin") -> String {
-    "queue max-size-buffers=2 leaky=downstream ! videoconvert ! video/x-raw,format=I420 ! \(encoder) pt=96 mtu=1200"
+    "queue max-size-buffers=2 leaky=downstream ! videoconvert ! video/x-raw,format=\(encoderFormats)"
+      + " ! \(encoder) pt=96 mtu=1200"
       + " ! \(name).send_rtp_sink_0 rtpbin name=\(name) rtp-profile=avpf"
       + " \(name).send_rtp_src_0 ! udpsink host=127.0.0.1 port=\(port) sync=false async=false"
       + " \(name).send_rtcp_src_0 ! udpsink host=127.0.0.1 port=\(port + 1) sync=false async=false"
