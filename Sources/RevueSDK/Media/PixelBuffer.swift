@@ -1,4 +1,5 @@
 import GStreamer
+import Synchronization
 
 /// Why a ``PixelBuffer`` or ``AudioPCMBuffer`` cannot be made: what does not fit, in numbers.
 public struct MediaBufferError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -174,14 +175,25 @@ public struct PixelBuffer: Sendable {
     }
   }
 
-  /// The caps that describe this picture.
+  /// The caps that describe this picture. Pictures of one format and size share one value, made
+  /// once: a stream of frames does not parse caps for each.
   public var caps: Caps {
-    // The fields are all valid by construction, so the caps always parse.
     // RGB formats are full range by definition: only YUV caps say which range they use.
     let colorimetry = format.isYUV ? ", colorimetry=\(colorRange.colorimetry)" : ""
-    return try! Caps(
-      "video/x-raw, format=\(format.gstreamerName), width=\(width), height=\(height), framerate=0/1\(colorimetry)")
+    let text =
+      "video/x-raw, format=\(format.gstreamerName), width=\(width), height=\(height), framerate=0/1\(colorimetry)"
+    return Self.madeCaps.withLock { made in
+      if let caps = made[text] { return caps }
+      // The fields are all valid by construction, so the caps always parse.
+      let caps = try! Caps(text)
+      if made.count >= 16 { made.removeAll() }
+      made[text] = caps
+      return caps
+    }
   }
+
+  /// Caps made so far, by their text.
+  private static let madeCaps = Mutex<[String: Caps]>([:])
 
   /// The presentation time GStreamer carries with the pixels, nil when not set.
   public var timestamp: ClockTime? { buffer.pts }
