@@ -50,12 +50,17 @@ import Testing
       try Command.parse(["bench", "--child", "send", "codec=vp8", "port=20000"])
         == .benchChild(["send", "codec=vp8", "port=20000"]))
     #expect(!Command.usage.contains("--child"))
-    let child = BenchChild(arguments: ["send", "codec=vp8", "port=20000", "mjpeg=true"])
+    let child = BenchChild(arguments: ["send", "codec=vp8", "port=20000", "source=mjpeg"])
     #expect(child.kind == "send")
-    #expect(child.parameters == ["codec": "vp8", "port": "20000", "mjpeg": "true"])
-    let stream = BenchStream(codec: .h264, width: 1280, height: 720, isMJPEG: true)
-    #expect(try BenchStream(parameters: stream.parameters) == stream)
+    #expect(child.parameters == ["codec": "vp8", "port": "20000", "source": "mjpeg"])
+    for source in [BenchStream.Source.camera, .mjpegCamera, .pushedNV12, .pushedBGRA] {
+      let stream = BenchStream(codec: .h264, width: 1280, height: 720, source: source)
+      #expect(try BenchStream(parameters: stream.parameters) == stream)
+    }
     #expect(throws: RevueError.self) { try BenchStream(parameters: child.parameters) }
+    #expect(throws: RevueError.self) {
+      try BenchStream(parameters: ["codec": "vp8", "width": "640", "height": "480", "source": "tape"])
+    }
   }
 
   @Test func exitCodes() async {

@@ -80,11 +80,6 @@ struct BenchChild {
     let renderer = CopyCountingRenderer(source: frame.buffer.dataAddress)
     track.add(videoRenderer: renderer)
     try await capturer.startCapture()
-    if parameters["publish"] == "h264" {
-      // A run of its own, so that the encoder's memory stays out of the capture's.
-      report("encoderCopied=\(try await bytesCopiedToEncoder(track, capturer, frame))")
-      return try await capturer.stopCapture()
-    }
     capturer.capture(frame, timeStampNs: 0, rotation: rotation)  // builds the conversion before timing
     // Rounds of `frames` frames until 0.3 s have passed: a pass-through frame takes a microsecond.
     let (cpuBefore, start) = (Self.cpuSeconds(), monotonicNanoseconds())
@@ -105,31 +100,12 @@ struct BenchChild {
     try await capturer.stopCapture()
   }
 
-  /// Publishes `track` with H.264 to a loopback port nobody reads and pushes `frame` 30 times a
-  /// second until 10 frames are encoded: the bytes copied per encoded frame on the way to the
-  /// encoder.
-  private func bytesCopiedToEncoder(_ track: LocalVideoTrack, _ capturer: BufferCapturer, _ frame: PixelBuffer)
-    async throws -> Double
-  {
-    let room = Room()
-    try await room.connect(to: loopback(2 * Int.random(in: 20_000..<30_000)))
-    let publication = try await room.localParticipant!.publish(
-      videoTrack: track, options: VideoPublishOptions(preferredCodec: .h264))
-    for _ in 0..<300 where publication.statistics.framesEncoded < 10 {
-      capturer.capture(frame)
-      usleep(33_333)
-    }
-    let statistics = publication.statistics
-    await room.disconnect()
-    guard statistics.framesEncoded > 0 else { throw RevueError(.gstreamer, "the H.264 encoder encoded nothing") }
-    return Double(statistics.bytesCopiedToEncoder) / Double(statistics.framesEncoded)
-  }
-
   /// Publishes a virtual camera (raw NV12, or MJPEG) to `port` until it has captured `frames`
-  /// frames; reports `encoded`.
+  /// frames, or pushes `frames` frames through a published buffer track; reports `encoded`.
   private func send() async throws {
     let stream = try BenchStream(parameters: parameters)
     let frames = try number("frames")
+    if let format = stream.source.pushedFormat { return try await sendPushed(stream, format, frames: frames) }
     let (room, capturer, publication) = try await publishCamera(stream, port: try number("port"))
     let counter = FrameCounter(until: frames)
     room.localParticipant!.cameraTrack.add(videoRenderer: counter)
@@ -139,10 +115,43 @@ struct BenchChild {
     try await capturer.stopCapture()
     let encoded = publication.statistics.framesEncoded
     await room.disconnect()
-    guard !stream.isMJPEG || format?.encoding == .jpeg else {
+    guard stream.source != .mjpegCamera || format?.encoding == .jpeg else {
       throw RevueError(.invalidState, "the camera used \(format.map { "\($0)" } ?? "no format"), not MJPEG")
     }
     report("encoded=\(encoded)")
+  }
+
+  /// Publishes a buffer track to `port` and pushes it `frames` copies of the stream's test frame
+  /// in `format`, 30 a second; reports `encoded` and `copied` (bytes per encoded frame that reached
+  /// the encoder in other memory than the frame pushed, or than its conversion to NV12).
+  private func sendPushed(_ stream: BenchStream, _ format: PixelFormat, frames: Int) async throws {
+    let frame = try await Self.testFrame(format: format, width: stream.width, height: stream.height)
+    let room = Room()
+    try await room.connect(to: loopback(try number("port")))
+    let track = LocalVideoTrack.createBufferTrack(name: "bench")
+    let publication = try await room.localParticipant!.publish(videoTrack: track, options: options(stream))
+    let capturer = track.capturer as! BufferCapturer
+    try await capturer.startCapture()
+    let start = ContinuousClock.now
+    for index in 0..<frames {
+      try await Task.sleep(until: start + .microseconds(33_333 * index), clock: .continuous)
+      capturer.capture(frame)
+    }
+    let statistics = publication.statistics
+    try await capturer.stopCapture()
+    await room.disconnect()
+    report("encoded=\(statistics.framesEncoded)")
+    report("copied=\(Double(statistics.bytesCopiedToEncoder) / Double(max(1, statistics.framesEncoded)))")
+  }
+
+  /// The one SMPTE-bars frame pushed sources repeat: made by `videotestsrc`, as gst-launch's side
+  /// makes it.
+  static func testFrame(format: PixelFormat, width: Int, height: Int) async throws -> PixelBuffer {
+    let maker = try ChildProcess.gstLaunch(
+      "\(BenchStream.testFrame(format: format, width: width, height: height)) ! fdsink fd=1", output: .collect)
+    let exit = await maker.wait()
+    guard exit.succeeded else { throw RevueError(.gstreamer, "no test frame: \(exit.errors.suffix(600))") }
+    return try PixelBuffer(width: width, height: height, format: format, bytes: Array(maker.outputData))
   }
 
   /// A room sending to `port` with the camera track published and the virtual camera of the
@@ -150,7 +159,8 @@ struct BenchChild {
   private func publishCamera(_ stream: BenchStream, port: Int) async throws -> (
     Room, CameraCapturer, LocalTrackPublication
   ) {
-    let device = try await VirtualDevices.camera(profile: stream.isMJPEG ? "usb-720p-webcam" : "csi-camera-module")
+    let device = try await VirtualDevices.camera(
+      profile: stream.source == .mjpegCamera ? "usb-720p-webcam" : "csi-camera-module")
     let room = Room()
     try await room.connect(to: loopback(port))
     let participant = room.localParticipant!
@@ -243,12 +253,7 @@ struct BenchChild {
   private func scale() async throws {
     let stream = try BenchStream(parameters: parameters)
     let count = try number("count")
-    let maker = try ChildProcess.gstLaunch(
-      "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=I420,width=\(stream.width),height=\(stream.height)"
-        + " ! fdsink fd=1", output: .collect)
-    _ = await maker.wait()
-    let frame = try PixelBuffer(
-      width: stream.width, height: stream.height, format: .i420, bytes: Array(maker.outputData))
+    let frame = try await Self.testFrame(format: .i420, width: stream.width, height: stream.height)
     let room = Room()
     try await room.connect(to: loopback(try number("port")))
     var capturers: [BufferCapturer] = []

@@ -24,7 +24,7 @@ extension BenchCommand {
     case cpuPerFrame
     /// Bytes per frame that reached the renderer in other memory than the source's.
     case copied
-    /// Bytes per frame that reached the H.264 encoder in other memory than the track's.
+    /// Bytes per frame that reached the encoder in other memory than the track's.
     case copiedToEncoder
     /// Latency percentiles, ms.
     case p50, p95
@@ -100,17 +100,7 @@ extension BenchCommand {
         let cpu = results["cpu"].flatMap(Double.init),
         let copied = results["copied"].flatMap(Double.init)
       else { throw failure(side, exit) }
-      var metrics: [Metric: Double] = [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
-      if format == .nv12, rotation == ._0 {
-        let publishing = try ChildProcess.revue("capture", ["frames": "1", "format": "nv12", "publish": "h264"])
-        let exit = await publishing.wait()
-        let results = Dictionary(publishing.results, uniquingKeysWith: { $1 })
-        guard exit.succeeded, let copied = results["encoderCopied"].flatMap(Double.init) else {
-          throw failure(side, exit)
-        }
-        metrics[.copiedToEncoder] = copied
-      }
-      return metrics
+      return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
     }
     let source =
       "videotestsrc num-buffers=1 ! video/x-raw,format=\(format == .bgra ? "BGRA" : "NV12"),width=1920,height=1080,framerate=30/1"
@@ -151,7 +141,7 @@ extension BenchCommand {
     let child =
       side == .revue
       ? try revueChild("send", stream, ["frames": frames, "port": sink.port])
-      : try ChildProcess.gstLaunch("\(stream.cameraSource(frames: frames)) ! \(stream.sendTail(port: sink.port))")
+      : try ChildProcess.gstLaunch("\(stream.source(frames: frames)) ! \(stream.sendTail(port: sink.port))")
     let ended = Task {
       let exit = await child.wait(stoppingAfter: Double(frames) / 30 + 10)
       sink.giveUp()
@@ -170,11 +160,18 @@ extension BenchCommand {
       throw RevueError(.gstreamer, "the \(side.rawValue) side sent fewer than \(Self.warmup) frames")
     }
     let sent = sink.all[0].frames.filter { $0 > warm && $0 <= end }
-    let cpu = cpuAtLast.map { ($0 - cpuAtWarm) / (Double(sampled - warm) / 1e9) }
-    return [
-      .cpu: cpu ?? (exit.cpuSeconds - cpuAtWarm) / (Double(exit.ended - warm) / 1e9),
-      .fps: Double(sent.count) / (Double(end - warm) / 1e9), .rss: exit.maxResidentMiB,
-    ]
+    let cpu =
+      cpuAtLast.map { ($0 - cpuAtWarm) / (Double(sampled - warm) / 1e9) }
+      ?? (exit.cpuSeconds - cpuAtWarm) / (Double(exit.ended - warm) / 1e9)
+    let fps = Double(sent.count) / (Double(end - warm) / 1e9)
+    var metrics: [Metric: Double] = [.cpu: cpu, .fps: fps, .cpuPerFrame: cpu / fps * 1e6, .rss: exit.maxResidentMiB]
+    if side == .revue, stream.source.pushedFormat != nil {
+      guard let copied = child.results.last(where: { $0.key == "copied" }).flatMap({ Double($0.value) }) else {
+        throw failure(side, exit)
+      }
+      metrics[.copiedToEncoder] = copied
+    }
+    return metrics
   }
 
   /// Receiving: the same gst-launch sender (not measured) streams `frames` frames to the
@@ -189,7 +186,7 @@ extension BenchCommand {
         stream.receive(port: port, sink: "fakesink sync=false silent=false"), verbose: true, output: .collect)
     try await Task.sleep(for: .milliseconds(700))  // the same time for both to start listening
     let cpuBefore = receiver.cpuSecondsNow ?? 0
-    let sender = try ChildProcess.gstLaunch("\(stream.cameraSource(frames: frames)) ! \(stream.sendTail(port: port))")
+    let sender = try ChildProcess.gstLaunch("\(stream.source(frames: frames)) ! \(stream.sendTail(port: port))")
     let sent = await sender.wait(stoppingAfter: Double(frames) / 30 + 3)
     guard sent.succeeded else { throw failure(.gstLaunch, sent) }
     try await Task.sleep(for: .milliseconds(300))
@@ -306,7 +303,7 @@ extension BenchCommand {
     }
     let sink = try PacketSink()
     defer { sink.stop() }
-    let child = try ChildProcess.gstLaunch("\(stream.cameraSource(frames: 300)) ! \(stream.sendTail(port: sink.port))")
+    let child = try ChildProcess.gstLaunch("\(stream.source(frames: 300)) ! \(stream.sendTail(port: sink.port))")
     let ended = Task {
       let exit = await child.wait()
       sink.giveUp()
@@ -341,8 +338,7 @@ extension BenchCommand {
     let sink = try PacketSink(count: count)
     defer { sink.stop() }
     let source =
-      "videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=I420,width=\(stream.width),height=\(stream.height)"
-      + " ! imagefreeze is-live=true ! video/x-raw,framerate=30/1"
+      "\(BenchStream.testFrame(format: .i420, width: stream.width, height: stream.height)) ! imagefreeze is-live=true"
     let children =
       side == .revue
       ? [try revueChild("scale", stream, ["count": count, "port": sink.port], output: .discard)]

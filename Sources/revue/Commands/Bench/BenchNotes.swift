@@ -28,7 +28,12 @@ extension BenchCommand {
       caps and the same conversion, encoder (`vp8enc deadline=1 cpu-used=8 end-usage=cbr …` with
       the SDK's thread count for the size and machine, `x264enc tune=zerolatency
       speed-preset=ultrafast …`), payloader, `rtpbin` and
-      `udpsink` as the SDK's send pipeline. *Receive* runs `RTPReceiver`'s pipeline
+      `udpsink` as the SDK's send pipeline. *Send from pushed frames* ("publish-nv12",
+      "publish-bgra") pushes one 1920×1080 SMPTE-bars frame (made by `videotestsrc`, as
+      gst-launch's) through a published `BufferCapturer` 30 times a second; gst-launch repeats the
+      same frame with `imagefreeze is-live=true` (then `videoconvert` to NV12 for BGRA, as the
+      capturer converts), into the same send pipeline; CPU per frame is the CPU per second of video
+      over the frames per second kept. *Receive* runs `RTPReceiver`'s pipeline
       (`udpsrc ! rtpsession ! rtpjitterbuffer latency=50 ! depay ! decoder ! videoconvert ! I420`).
     - **Start-up**: Revue from just before `publish` (then at once `setCamera(enabled: true)`, whose
       switch waits 100 ms for a later call before the camera starts) to the first datagram at the
@@ -85,7 +90,8 @@ extension BenchCommand {
       camera path.
     - **Copies.** Pushed NV12 frames reach renderers and the H.264 encoder without a copy
       (`LocalTrackPublication.Statistics.bytesCopiedToEncoder`, which compares the memory at the
-      encoder's input with the memory sent). `vp8enc` takes only I420, so for VP8 an NV12 frame is
+      encoder's input with the memory sent; the "publish" rows). BGRA frames are converted once,
+      to NV12, and that conversion's output reaches the encoder without a further copy. `vp8enc` takes only I420, so for VP8 an NV12 frame is
       converted on the way (one full write of the picture: 3.1 MB a 1080p frame); I420 frames pass
       without a copy to both encoders.
     - **Start-up.** `publish` + `setCamera(enabled: true)` to the first packet includes the camera

@@ -65,14 +65,14 @@ extension BenchCommand {
 
     /// The terminal table's header.
     static let header =
-      "scenario".padding(toLength: 36, withPad: " ", startingAt: 0) + " "
-      + "measure".padding(toLength: 26, withPad: " ", startingAt: 0)
+      "scenario".padding(toLength: 40, withPad: " ", startingAt: 0) + " "
+      + "measure".padding(toLength: 29, withPad: " ", startingAt: 0)
       + "      Revue  gst-launch  ratio  unit / target"
 
     /// The row for the terminal.
     var line: String {
-      scenario.padding(toLength: 36, withPad: " ", startingAt: 0) + " "
-        + measure.padding(toLength: 26, withPad: " ", startingAt: 0)
+      scenario.padding(toLength: 40, withPad: " ", startingAt: 0) + " "
+        + measure.padding(toLength: 29, withPad: " ", startingAt: 0)
         + [format(revue), format(gstLaunch)].map { String(repeating: " ", count: max(0, 11 - $0.count)) + $0 }.joined(
           separator: " ")
         + ratioText + "  \(unit)"
@@ -122,13 +122,16 @@ extension BenchCommand {
             "bytes copied per frame", .copied, "bytes (to the renderer)", digits: 0,
             target: format == .nv12 && rotation == ._0 ? .equals(0) : .none),
         ]
-          + (format == .nv12 && rotation == ._0
-            ? [
-              row(
-                "bytes copied to the encoder", .copiedToEncoder,
-                "bytes per frame (published with H.264; vp8enc takes only I420)", digits: 0, target: .equals(0))
-            ] : [])
-          + [] + memory
+          + memory
+      case .send(let stream) where stream.source.pushedFormat != nil:
+        return [
+          row("CPU per frame", .cpuPerFrame, "µs", digits: 0, target: .ratioAtMost(1.05)),
+          row("frames per second kept", .fps, "fps on the wire", digits: 1, target: .ratioAtLeast(0.95)),
+          row(
+            "bytes copied to the encoder", .copiedToEncoder,
+            stream.source == .pushedBGRA ? "bytes per frame (after the conversion to NV12)" : "bytes per frame",
+            digits: 0, target: .equals(0)),
+        ] + memory
       case .send:
         return [
           row("CPU per second of video", .cpu, "CPU s/s", digits: 3, target: .ratioAtMost(1.05)),

@@ -2,18 +2,38 @@ import RevueSDK
 
 /// A video stream the bench sends or receives: codec, size and source.
 struct BenchStream: Sendable, Hashable {
+  /// Where the frames sent come from.
+  enum Source: String, Sendable {
+    /// The virtual camera's raw NV12.
+    case camera
+    /// The virtual camera's MJPEG, decoded before encoding.
+    case mjpegCamera = "mjpeg"
+    /// One NV12 frame pushed through a `BufferCapturer` 30 times a second.
+    case pushedNV12 = "nv12"
+    /// One BGRA frame pushed through a `BufferCapturer` (converted to NV12) 30 times a second.
+    case pushedBGRA = "bgra"
+
+    /// The pushed frames' format, for the pushed sources.
+    var pushedFormat: PixelFormat? {
+      switch self {
+      case .pushedNV12: .nv12
+      case .pushedBGRA: .bgra
+      case .camera, .mjpegCamera: nil
+      }
+    }
+  }
+
   var codec: VideoCodec
   var width: Int
   var height: Int
-  /// Whether the source is the virtual camera's MJPEG (decoded before encoding) rather than raw NV12.
-  var isMJPEG = false
+  var source = Source.camera
   /// `vp8enc threads`, as the SDK sets them for this size on this machine.
   var encoderThreads: Int {
     LocalTrackPublication.vp8Threads(for: Dimensions(width: Int32(width), height: Int32(height)))
   }
 
-  /// The bitrate both sides encode at: 1.5 Mbit/s at 720p, 800 kbit/s at 480p.
-  var bitrate: Int { width >= 1280 ? 1_500_000 : 800_000 }
+  /// The bitrate both sides encode at: 3 Mbit/s at 1080p, 1.5 Mbit/s at 720p, 800 kbit/s at 480p.
+  var bitrate: Int { width >= 1920 ? 3_000_000 : width >= 1280 ? 1_500_000 : 800_000 }
 
   /// Bytes of one I420 frame (no padding at these sizes).
   var i420Size: Int { width * height * 3 / 2 }
@@ -43,15 +63,32 @@ struct BenchStream: Sendable, Hashable {
     }
   }
 
-  /// What the virtual camera and the camera capturer do, for `frames` frames: `videotestsrc`,
-  /// JPEG encoding and decoding for MJPEG, the capturer's `videoconvert`.
-  func cameraSource(frames: Int) -> String {
+  /// The frames the Revue side sends, for `frames` frames: for a camera, what the virtual camera
+  /// and the camera capturer do (`videotestsrc`, JPEG encoding and decoding for MJPEG, the
+  /// capturer's `videoconvert`); for pushed frames, one SMPTE-bars frame repeated 30 times a
+  /// second, converted to NV12 as `BufferCapturer` converts BGRA.
+  func source(frames: Int) -> String {
     let size = "width=\(width),height=\(height),framerate=30/1"
-    return isMJPEG
-      ? "videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=I420,\(size) ! jpegenc"
-        + " ! image/jpeg,\(size) ! jpegdec ! videoconvert ! video/x-raw,format=I420"
-      : "videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=NV12,\(size) ! videoconvert"
+    return switch source {
+    case .camera:
+      "videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=NV12,\(size) ! videoconvert"
         + " ! video/x-raw,format=NV12"
+    case .mjpegCamera:
+      "videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=I420,\(size) ! jpegenc"
+        + " ! image/jpeg,\(size) ! jpegdec ! videoconvert ! video/x-raw,format=I420"
+    case .pushedNV12:
+      "\(Self.testFrame(format: .nv12, width: width, height: height)) ! imagefreeze is-live=true num-buffers=\(frames)"
+        + " ! video/x-raw,framerate=30/1"
+    case .pushedBGRA:
+      "\(Self.testFrame(format: .bgra, width: width, height: height)) ! imagefreeze is-live=true num-buffers=\(frames)"
+        + " ! video/x-raw,framerate=30/1 ! videoconvert ! video/x-raw,format=NV12"
+    }
+  }
+
+  /// `videotestsrc` making the one SMPTE-bars frame that pushed sources repeat, on both sides.
+  static func testFrame(format: PixelFormat, width: Int, height: Int) -> String {
+    "videotestsrc num-buffers=1 pattern=smpte"
+      + " ! video/x-raw,format=\(format.gstreamerName),width=\(width),height=\(height),framerate=30/1"
   }
 
   /// `RTPSender`'s pipeline from its queue to the sockets: RTP to `port`, RTCP to `port + 1`,
@@ -77,7 +114,7 @@ struct BenchStream: Sendable, Hashable {
 
   /// The stream as `KEY=VALUE` parameters of a bench child.
   var parameters: [String: String] {
-    ["codec": codec.rawValue, "width": "\(width)", "height": "\(height)", "mjpeg": "\(isMJPEG)"]
+    ["codec": codec.rawValue, "width": "\(width)", "height": "\(height)", "source": source.rawValue]
   }
 
   /// The stream the parameters of a bench child describe.
@@ -85,17 +122,27 @@ struct BenchStream: Sendable, Hashable {
     guard let codec = parameters["codec"].flatMap(VideoCodec.init(rawValue:)),
       let width = parameters["width"].flatMap(Int.init), let height = parameters["height"].flatMap(Int.init)
     else { throw RevueError(.invalidInput, "bench child: no stream in \(parameters)") }
-    self.init(codec: codec, width: width, height: height, isMJPEG: parameters["mjpeg"] == "true")
+    guard let source = BenchStream.Source(rawValue: parameters["source"] ?? "camera") else {
+      throw RevueError(.invalidInput, "bench child: no source '\(parameters["source"] ?? "")'")
+    }
+    self.init(codec: codec, width: width, height: height, source: source)
   }
 
   /// A stream.
-  init(codec: VideoCodec, width: Int, height: Int, isMJPEG: Bool = false) {
-    (self.codec, self.width, self.height, self.isMJPEG) = (codec, width, height, isMJPEG)
+  init(codec: VideoCodec, width: Int, height: Int, source: Source = .camera) {
+    (self.codec, self.width, self.height, self.source) = (codec, width, height, source)
   }
 
-  /// How the report names it: `720p VP8`, `720p H.264 from MJPEG`.
+  /// How the report names it: `720p VP8`, `720p H.264 from MJPEG`, `1080p H.264 from pushed BGRA`.
   var title: String {
-    "\(height)p \(codec == .vp8 ? "VP8" : "H.264")\(isMJPEG ? " from MJPEG" : "")"
+    let from =
+      switch source {
+      case .camera: ""
+      case .mjpegCamera: " from MJPEG"
+      case .pushedNV12: " from pushed NV12"
+      case .pushedBGRA: " from pushed BGRA"
+      }
+    return "\(height)p \(codec == .vp8 ? "VP8" : "H.264")\(from)"
   }
 }
 
@@ -105,7 +152,7 @@ extension BenchCommand {
   enum Kind: Sendable, Hashable {
     /// 1920×1080 frames through `BufferCapturer` to a renderer.
     case capture(PixelFormat, VideoRotation)
-    /// A camera published over RTP to loopback.
+    /// A camera, or frames pushed through `BufferCapturer`, published over RTP to loopback.
     case send(BenchStream)
     /// A stream received and decoded.
     case receive(BenchStream)
@@ -122,6 +169,8 @@ extension BenchCommand {
     case captureNV12 = "capture-nv12"
     case captureBGRA = "capture-bgra"
     case captureRotate90 = "capture-rotate90"
+    case publishNV12 = "publish-nv12"
+    case publishBGRA = "publish-bgra"
     case sendVP8 = "send-vp8-720p"
     case sendH264 = "send-h264-720p"
     case sendVP8Small = "send-vp8-480p"
@@ -150,8 +199,10 @@ extension BenchCommand {
       case .sendH264: .send(hd(.h264))
       case .sendVP8Small: .send(sd(.vp8))
       case .sendH264Small: .send(sd(.h264))
-      case .sendVP8MJPEG: .send(BenchStream(codec: .vp8, width: 1280, height: 720, isMJPEG: true))
-      case .sendH264MJPEG: .send(BenchStream(codec: .h264, width: 1280, height: 720, isMJPEG: true))
+      case .sendVP8MJPEG: .send(BenchStream(codec: .vp8, width: 1280, height: 720, source: .mjpegCamera))
+      case .sendH264MJPEG: .send(BenchStream(codec: .h264, width: 1280, height: 720, source: .mjpegCamera))
+      case .publishNV12: .send(BenchStream(codec: .h264, width: 1920, height: 1080, source: .pushedNV12))
+      case .publishBGRA: .send(BenchStream(codec: .h264, width: 1920, height: 1080, source: .pushedBGRA))
       case .receiveVP8: .receive(hd(.vp8))
       case .receiveH264: .receive(hd(.h264))
       case .receiveVP8Small: .receive(sd(.vp8))
