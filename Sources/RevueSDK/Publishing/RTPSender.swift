@@ -3,7 +3,12 @@ import Synchronization
 
 /// The send pipeline of one publication, built element by element:
 ///
-///     appsrc ! [tee] ! per stream: queue ! encoder chain ! payloader ! rtpbin ! udpsink
+///     appsrc ! encoder chain ! payloader ! rtpbin ! udpsink                 (one stream)
+///     appsrc ! tee ! per stream: queue ! encoder chain ! payloader ! rtpbin ! udpsink
+///
+/// The encoders run on a thread of their own and never hold up the capture thread: with one
+/// stream `appsrc`'s own queue and thread do it, at most two frames, the oldest dropped when full;
+/// with several each stream's `queue` does the same.
 ///
 /// Each stream (one, or one per simulcast layer) is its own `rtpbin` session with its own SSRC
 /// and port pair, with RTCP both ways: sender reports go out from the socket that receives the
@@ -72,6 +77,11 @@ final class RTPSender: Sendable {
       source.format = .time
       try source.set("do-timestamp", true)
       try source.set("min-latency", Int64(0))
+      if streams.count == 1 {
+        try source.set("max-bytes", UInt64(0))
+        try source.set("max-buffers", UInt64(Self.queuedFrames))
+        try source.set("leaky-type", Value.enumeration("downstream"))
+      }
       let rtpbin = try Element.make("rtpbin", name: "rtpbin")
       try rtpbin.set("rtp-profile", Value.enumeration("avpf"))
       try rtpbin.set(
@@ -99,15 +109,17 @@ final class RTPSender: Sendable {
     }
   }
 
+  /// Frames queued before a stream's encoder at most; a frame beyond drops the oldest.
+  private static let queuedFrames = 2
+
   /// Adds session `index` of `rtpbin`: the stream's chain from `split`, its RTP and RTCP
   /// sockets. Returns the local RTCP port.
   private static func addSession(
     _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Element,
     in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>
   ) throws -> Int {
-    let chain = try Bin(
-      parsing:
-        "queue max-size-buffers=2 leaky=downstream ! \(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=1200")
+    let queue = split is AppSrc ? "" : "queue max-size-buffers=\(queuedFrames) leaky=downstream ! "
+    let chain = try Bin(parsing: "\(queue)\(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=1200")
     let rtpOut = try udpSink(name: "rtpout\(index)", host: host, port: stream.port)
     let rtcpOut = try udpSink(name: "rtcpout\(index)", host: host, port: stream.port + 1)
     let rtcpIn = try Element.make("udpsrc", name: "rtcpin\(index)")
