@@ -47,10 +47,7 @@ struct BenchCommand {
     let started = monotonicNanoseconds()
     var table: [ReportRow] = []
     let idle = try await idleMemory()
-    print(
-      String(
-        format: "peak resident memory of an idle process: Revue %.1f MiB, gst-launch %.1f MiB", idle[.revue] ?? 0,
-        idle[.gstLaunch] ?? 0))
+    print("memory of an idle process: \(Self.idleMemoryText(idle))")
     print(ReportRow.header)
     for scenario in scenarios.isEmpty ? Scenario.allCases : scenarios {
       var results: [Side: [[Metric: Double]]] = [:]
@@ -65,7 +62,7 @@ struct BenchCommand {
         }
       }
       let median = { (side: Side, metric: Metric) in results[side]?.compactMap { $0[metric] }.median }
-      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind), idle: idle) { median($0, $1) }
+      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind)) { median($0, $1) }
       for row in rows { print(row.line) }
       table += rows
     }
@@ -75,12 +72,14 @@ struct BenchCommand {
       try markdown(table, idle: idle, seconds: seconds).write(toFile: markdownPath, atomically: true, encoding: .utf8)
     }
     if let jsonPath {
-      let data = try JSONSerialization.data(
-        withJSONObject: [
-          "runs": runs, "seconds": seconds, "results": table.map(\.json),
-          "idleMemoryMiB": ["revue": idle[.revue] ?? 0, "gstLaunch": idle[.gstLaunch] ?? 0],
-        ],
-        options: [.prettyPrinted, .sortedKeys])
+      let idleJSON = idle.mapValues { memory -> [String: Double] in
+        ["resident": memory[.rss] ?? 0, "private": memory[.privateMemory] ?? 0]
+      }
+      let report: [String: Any] = [
+        "runs": runs, "seconds": seconds, "results": table.map(\.json),
+        "idleMemoryMiB": ["revue": idleJSON[.revue] ?? [:], "gstLaunch": idleJSON[.gstLaunch] ?? [:]],
+      ]
+      let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
       try data.write(to: URL(fileURLWithPath: jsonPath))
     }
   }

@@ -18,6 +18,8 @@ extension BenchCommand {
     case fps
     /// Peak resident memory of the process, MiB.
     case rss
+    /// Peak private (anonymous resident) memory of the process, MiB.
+    case privateMemory
     /// Frames decoded.
     case frames
     /// CPU microseconds per frame.
@@ -51,11 +53,11 @@ extension BenchCommand {
     }
   }
 
-  /// The peak resident memory, in MiB, of a process that does no work, stopped after 500 ms: a
-  /// Revue child that initializes GStreamer and makes a room, and `gst-launch-1.0 fakesrc ! fakesink`;
-  /// the median of 3 runs of each.
-  func idleMemory() async throws -> [Side: Double] {
-    var memory: [Side: [Double]] = [:]
+  /// The peak memory (``Metric/rss``, ``Metric/privateMemory``), in MiB, of a process that does
+  /// no work, stopped after 500 ms: a Revue child that initializes GStreamer and makes a room, and
+  /// `gst-launch-1.0 fakesrc ! fakesink`; the median of 3 runs of each.
+  func idleMemory() async throws -> [Side: [Metric: Double]] {
+    var memory: [Side: [[Metric: Double]]] = [:]
     for _ in 0..<3 {
       for side in [Side.revue, .gstLaunch] {
         let child =
@@ -64,10 +66,15 @@ extension BenchCommand {
         child.stop()
         let exit = await child.wait()
         guard exit.succeeded else { throw failure(side, exit) }
-        memory[side, default: []].append(exit.maxResidentMiB)
+        memory[side, default: []].append(exit.memory)
       }
     }
-    return memory.compactMapValues(\.median)
+    return memory.mapValues { runs in
+      Dictionary(
+        uniqueKeysWithValues: [Metric.rss, .privateMemory].compactMap { metric in
+          runs.compactMap { $0[metric] }.median.map { (metric, $0) }
+        })
+    }
   }
 
   /// The error for a child that failed.
@@ -100,7 +107,7 @@ extension BenchCommand {
         let cpu = results["cpu"].flatMap(Double.init),
         let copied = results["copied"].flatMap(Double.init)
       else { throw failure(side, exit) }
-      return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied, .rss: exit.maxResidentMiB]
+      return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied].merging(exit.memory) { $1 }
     }
     let source =
       "videotestsrc num-buffers=1 ! video/x-raw,format=\(format == .bgra ? "BGRA" : "NV12"),width=1920,height=1080,framerate=30/1"
@@ -127,8 +134,7 @@ extension BenchCommand {
       return [
         .fps: Double(count) / seconds,
         .cpuPerFrame: (runs[1].exit.cpuSeconds - runs[0].exit.cpuSeconds) * 1e6 / Double(count),
-        .rss: runs[1].exit.maxResidentMiB,
-      ]
+      ].merging(runs[1].exit.memory) { $1 }
     }
   }
 
@@ -148,7 +154,7 @@ extension BenchCommand {
       return exit
     }
     let warm = await sink.waitForFrames(Self.warmup)
-    let cpuAtWarm = child.cpuSecondsNow
+    let (cpuAtWarm, warmSampled) = (child.cpuSecondsNow, monotonicNanoseconds())
     // The window ends a few frames before the last (both sides get there at full rate), so that
     // neither side's tear-down nor a late end of stream counts.
     let last = await sink.waitForFrames(frames - 5)
@@ -156,15 +162,13 @@ extension BenchCommand {
     child.stop()
     let exit = await ended.value
     guard exit.succeeded else { throw failure(side, exit) }
-    guard let warm, let cpuAtWarm, let end = last ?? sink.all[0].frames.last, end > warm else {
-      throw RevueError(.gstreamer, "the \(side.rawValue) side sent fewer than \(Self.warmup) frames")
+    guard let warm, let cpuAtWarm, let last, let cpuAtLast, last > warm else {
+      throw RevueError(.gstreamer, "the \(side.rawValue) side sent fewer than \(frames - 5) frames")
     }
-    let sent = sink.all[0].frames.filter { $0 > warm && $0 <= end }
-    let cpu =
-      cpuAtLast.map { ($0 - cpuAtWarm) / (Double(sampled - warm) / 1e9) }
-      ?? (exit.cpuSeconds - cpuAtWarm) / (Double(exit.ended - warm) / 1e9)
-    let fps = Double(sent.count) / (Double(end - warm) / 1e9)
-    var metrics: [Metric: Double] = [.cpu: cpu, .fps: fps, .cpuPerFrame: cpu / fps * 1e6, .rss: exit.maxResidentMiB]
+    let sent = sink.all[0].frames.filter { $0 > warm && $0 <= last }
+    let cpu = (cpuAtLast - cpuAtWarm) / (Double(sampled - warmSampled) / 1e9)
+    let fps = Double(sent.count) / (Double(last - warm) / 1e9)
+    var metrics = exit.memory.merging([.cpu: cpu, .fps: fps, .cpuPerFrame: cpu / fps * 1e6]) { $1 }
     if side == .revue, stream.source.pushedFormat != nil {
       guard let copied = child.results.last(where: { $0.key == "copied" }).flatMap({ Double($0.value) }) else {
         throw failure(side, exit)
@@ -185,21 +189,20 @@ extension BenchCommand {
       : try ChildProcess.gstLaunch(
         stream.receive(port: port, sink: "fakesink sync=false silent=false"), verbose: true, output: .collect)
     try await Task.sleep(for: .milliseconds(700))  // the same time for both to start listening
-    let cpuBefore = receiver.cpuSecondsNow ?? 0
+    let cpuBefore = receiver.cpuSecondsNow
     let sender = try ChildProcess.gstLaunch("\(stream.source(frames: frames)) ! \(stream.sendTail(port: port))")
     let sent = await sender.wait(stoppingAfter: Double(frames) / 30 + 3)
     guard sent.succeeded else { throw failure(.gstLaunch, sent) }
     try await Task.sleep(for: .milliseconds(300))
+    let cpuAfter = receiver.cpuSecondsNow
     receiver.stop()
     let exit = await receiver.wait()
-    guard exit.succeeded else { throw failure(side, exit) }
+    guard exit.succeeded, let cpuBefore, let cpuAfter else { throw failure(side, exit) }
     let decoded =
       side == .revue
       ? receiver.results.last { $0.key == "frames" }.flatMap { Double($0.value) } ?? 0
       : Double(receiver.output.components(separatedBy: "last-message = chain").count - 1)
-    return [
-      .cpu: (exit.cpuSeconds - cpuBefore) / (Double(frames) / 30), .frames: decoded, .rss: exit.maxResidentMiB,
-    ]
+    return exit.memory.merging([.cpu: (cpuAfter - cpuBefore) / (Double(frames) / 30), .frames: decoded]) { $1 }
   }
 
   /// Glass-to-glass: latencies of the stamped frames after the first 30.
@@ -365,6 +368,11 @@ extension BenchCommand {
         + "\(String(format: "%.1f", fps)) fps")
     return fps >= 28.5
   }
+}
+
+extension ChildProcess.Exit {
+  /// The child's peak resident and private memory.
+  var memory: [BenchCommand.Metric: Double] { [.rss: maxResidentMiB, .privateMemory: maxPrivateMiB] }
 }
 
 /// Runs `body` on a thread of its own (blocking reads, writes and waits), and returns its result.

@@ -27,6 +27,10 @@ final class ChildProcess: Sendable {
     /// while it ran. Not `ru_maxrss`: `posix_spawn` runs the child in the bench's memory until its
     /// exec, and Linux carries that high-water mark into the child's `ru_maxrss`.
     var maxResidentMiB: Double
+    /// Peak private memory, in MiB: the largest `RssAnon` of `/proc/PID/status` read every 20 ms
+    /// while it ran: heap, stacks and buffers, without the shared libraries' pages that
+    /// ``maxResidentMiB`` counts too (mapped from files, shared with every process that loads them).
+    var maxPrivateMiB: Double
     /// When it was reaped, on the monotonic clock.
     var ended: UInt64
     /// Its standard error, for messages.
@@ -58,6 +62,7 @@ final class ChildProcess: Sendable {
   private let inputClosed = Atomic<Bool>(false)
   private let reaped = Reaped()
   private let peakKiB = PeakMemory()
+  private let peakPrivateKiB = PeakMemory()
 
   /// Starts `arguments[0]` (a path) with the rest as its arguments.
   /// - Throws: ``RevueError`` when the process cannot start.
@@ -109,14 +114,18 @@ final class ChildProcess: Sendable {
     inputDescriptor = input[1]
     outputDescriptor = outputPipe[0]
     collects = output == .collect
-    let (peakKiB, reaped, path) = (self.peakKiB, self.reaped, "/proc/\(pid)/status")
+    let (peakKiB, peakPrivateKiB, reaped, path) = (
+      self.peakKiB, self.peakPrivateKiB, self.reaped, "/proc/\(pid)/status"
+    )
     Thread {
       while !reaped.isMarked {
-        if let status = try? String(contentsOfFile: path, encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-          let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        {
-          peakKiB.raise(to: kib)
+        if let status = try? String(contentsOfFile: path, encoding: .utf8) {
+          for line in status.split(separator: "\n") {
+            let peak = line.hasPrefix("VmHWM:") ? peakKiB : line.hasPrefix("RssAnon:") ? peakPrivateKiB : nil
+            if let peak, let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) {
+              peak.raise(to: kib)
+            }
+          }
         }
         usleep(20_000)
       }
@@ -148,15 +157,18 @@ final class ChildProcess: Sendable {
     return true
   }
 
-  /// The CPU seconds (user plus system, all threads) the child has used so far, from
-  /// `/proc/PID/stat` (clock ticks: 10 ms steps); nil once it is gone.
+  /// The CPU seconds the child's threads have run so far, to the nanosecond: the sum of
+  /// `/proc/PID/task/*/schedstat` (`/proc/PID/stat` counts in 10 ms ticks, too coarse for a
+  /// window of a few seconds); nil once it is gone. Threads that have ended are not counted:
+  /// take both ends of a window from here.
   var cpuSecondsNow: Double? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = text.lastIndex(of: ")")
-    else { return nil }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    let tasks = "/proc/\(pid)/task"
+    guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks) else { return nil }
+    let nanoseconds = threads.reduce(0) { total, thread in
+      let text = try? String(contentsOfFile: "\(tasks)/\(thread)/schedstat", encoding: .utf8)
+      return total + (text?.split(separator: " ").first.flatMap { Int($0) } ?? 0)
+    }
+    return Double(nanoseconds) / 1e9
   }
 
   /// Asks the child to stop (again and again is harmless): closes its standard input (a Revue
@@ -204,7 +216,8 @@ final class ChildProcess: Sendable {
       succeeded: exitedCleanly || interrupted.load(ordering: .relaxed),
       cpuSeconds: Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6,
-      maxResidentMiB: Double(peakKiB.value) / 1024, ended: ended, errors: errors)
+      maxResidentMiB: Double(peakKiB.value) / 1024, maxPrivateMiB: Double(peakPrivateKiB.value) / 1024,
+      ended: ended, errors: errors)
   }
 
   /// Waits for the child to end, stopping it (``stop()``) if it is still there after `seconds`:
