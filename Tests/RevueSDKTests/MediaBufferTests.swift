@@ -48,6 +48,22 @@ import Testing
     #expect(frame.planes.map(\.stride) == info.strides)
   }
 
+  @Test(arguments: [PixelFormat.nv12, .i420, .bgra])
+  func filledInPlaceWithoutACopy(format: PixelFormat) throws {
+    var written: UnsafeMutableRawPointer?
+    let frame = try PixelBuffer(width: 64, height: 48, format: format) { memory, planes in
+      #expect(planes.count == format.planeCount)
+      written = memory.baseAddress
+      for (index, byte) in Self.bytes(format, 64, 48).enumerated() { memory[index] = byte }
+    }
+    #expect(UnsafeRawPointer(written) == frame.buffer.dataAddress)
+    #expect(frame.buffer.videoMeta?.format == format.gstreamerName)
+    var all: [UInt8] = []
+    for plane in 0..<frame.planes.count { all += try frame.planeBytes(plane) }
+    #expect(all == Self.bytes(format, 64, 48))
+    #expect(throws: MediaBufferError.self) { try PixelBuffer(width: 63, height: 48, format: .nv12) { _, _ in } }
+  }
+
   @Test func badSizesAreRefused() {
     #expect(throws: MediaBufferError.self) { try PixelBuffer(width: 0, height: 10, format: .bgra, bytes: []) }
     #expect(throws: MediaBufferError.self) { try PixelBuffer(width: -4, height: 10, format: .bgra, bytes: []) }

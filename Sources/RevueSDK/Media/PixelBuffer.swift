@@ -97,6 +97,39 @@ public struct PixelBuffer: Sendable {
     self = try result.get()
   }
 
+  /// A picture in new memory of GStreamer's default layout, whose pixels `fill` writes in place:
+  /// nothing is copied, as an app that draws or reads its frames straight into memory needs.
+  ///
+  /// - Parameters:
+  ///   - fill: gets the memory and its planes; what it leaves there is the picture. It runs once,
+  ///     before the initializer returns, on the calling thread.
+  /// - Throws: ``MediaBufferError`` when the size is zero, absurd or odd where the format needs it even.
+  public init(
+    width: Int, height: Int, format: PixelFormat, colorRange: ColorRange = .video,
+    fill: (UnsafeMutableRawBufferPointer, [Plane]) -> Void
+  ) throws(MediaBufferError) {
+    try Self.check(width: width, height: height, format: format)
+    let info: VideoInfo
+    do {
+      info = try VideoInfo(format: format.gstreamerName, width: width, height: height)
+    } catch {
+      throw MediaBufferError("\(error)")
+    }
+    let planes = (0..<format.planeCount).map { index in
+      Plane(
+        offset: info.offsets[index], stride: info.strides[index], rows: format.planeHeight(plane: index, height: height)
+      )
+    }
+    var buffer = Buffer(size: info.size)
+    do {
+      try buffer.withUnsafeMutableBytes { fill($0, planes) }
+    } catch {
+      throw MediaBufferError("cannot write a new \(info.size)-byte buffer: \(error)")
+    }
+    try Self.attachLayout(&buffer, width: width, height: height, format: format, planes: planes)
+    self.init(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
+  }
+
   /// A picture over a GStreamer buffer, without copying: its video meta gives the planes, or
   /// GStreamer's default layout when it has none.
   /// - Throws: ``MediaBufferError`` when the size is wrong for the format or the buffer is too small for it.
