@@ -72,9 +72,7 @@ struct BenchChild {
     let frames = try number("frames")
     let format: PixelFormat = parameters["format"] == "bgra" ? .bgra : .nv12
     let rotation: VideoRotation = parameters["rotation"] == "90" ? ._90 : ._0
-    let size = format == .bgra ? 1920 * 1080 * 4 : 1920 * 1080 * 3 / 2
-    let frame = try PixelBuffer(
-      width: 1920, height: 1080, format: format, bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 / 7) })
+    let frame = try await Self.testFrame(format: format, width: 1920, height: 1080)
     let track = LocalVideoTrack.createBufferTrack(name: "bench")
     let capturer = track.capturer as! BufferCapturer
     let renderer = CopyCountingRenderer(source: frame.buffer.dataAddress)
@@ -145,13 +143,18 @@ struct BenchChild {
   }
 
   /// The one SMPTE-bars frame pushed sources repeat: made by `videotestsrc`, as gst-launch's side
-  /// makes it.
+  /// makes it, and read from its pipe straight into the frame's memory (no second copy of it is
+  /// ever held, which peak memory would count).
   static func testFrame(format: PixelFormat, width: Int, height: Int) async throws -> PixelBuffer {
     let maker = try ChildProcess.gstLaunch(
-      "\(BenchStream.testFrame(format: format, width: width, height: height)) ! fdsink fd=1", output: .collect)
+      "\(BenchStream.testFrame(format: format, width: width, height: height)) ! fdsink fd=1", output: .pipe)
+    var complete = false
+    let frame = try PixelBuffer(width: width, height: height, format: format) { memory, _ in
+      complete = readFully(maker.outputDescriptor, memory)
+    }
     let exit = await maker.wait()
-    guard exit.succeeded else { throw RevueError(.gstreamer, "no test frame: \(exit.errors.suffix(600))") }
-    return try PixelBuffer(width: width, height: height, format: format, bytes: Array(maker.outputData))
+    guard exit.succeeded, complete else { throw RevueError(.gstreamer, "no test frame: \(exit.errors.suffix(600))") }
+    return frame
   }
 
   /// A room sending to `port` with the camera track published and the virtual camera of the

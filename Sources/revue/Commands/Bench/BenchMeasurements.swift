@@ -109,8 +109,7 @@ extension BenchCommand {
       else { throw failure(side, exit) }
       return [.fps: fps, .cpuPerFrame: cpu * 1000, .copied: copied].merging(exit.memory) { $1 }
     }
-    let source =
-      "videotestsrc num-buffers=1 ! video/x-raw,format=\(format == .bgra ? "BGRA" : "NV12"),width=1920,height=1080,framerate=30/1"
+    let source = BenchStream.testFrame(format: format, width: 1920, height: 1080)
     let work =
       format == .bgra
       ? "videoconvert ! video/x-raw,format=NV12 ! " : rotation == ._90 ? "videoflip video-direction=90r ! " : ""
