@@ -33,7 +33,7 @@ extension BenchCommand {
     /// Frames sent that never came out of the decoder.
     case lost
     /// Start-up times, ms.
-    case spawnToPacket, publishToPacket, publishToFrame
+    case spawnToPacket, spawnToFrame, publishToPacket, publishToFrame
     /// Senders that kept their frame rate.
     case senders
   }
@@ -285,7 +285,8 @@ extension BenchCommand {
 
   /// Start-up: Revue from `publish` (then `setCamera(enabled: true)`) to the first datagram at
   /// the bench's socket and to the first frame at a Revue receiver the socket relays to; both
-  /// sides from the process's spawn to the first datagram.
+  /// sides from the sender's spawn to the first datagram and to the first frame decoded by a
+  /// receiver of their own (Revue's in the sending process, gst-launch's in a second one).
   private func startup(_ stream: BenchStream, _ side: Side) async throws -> [Metric: Double] {
     if side == .revue {
       let receivePort = try PacketSink.freePort()
@@ -299,23 +300,45 @@ extension BenchCommand {
       else { throw failure(side, exit) }
       return [
         .spawnToPacket: milliseconds(from: child.started, to: first),
+        .spawnToFrame: milliseconds(from: child.started, to: frame),
         .publishToPacket: milliseconds(from: published, to: first),
         .publishToFrame: milliseconds(from: published, to: frame),
       ]
     }
-    let sink = try PacketSink()
+    // A gst-launch receiver, listening before the sender starts, writes its decoded frames to a
+    // pipe: the first whole frame read is the first decoded.
+    let receivePort = try PacketSink.freePort()
+    let receiver = try ChildProcess.gstLaunch(
+      stream.receive(port: receivePort, sink: "fdsink fd=1 sync=false"), output: .pipe)
+    let (descriptor, size) = (receiver.outputDescriptor, stream.i420Size)
+    let firstFrame = Task {
+      await onThread { () -> UInt64? in
+        var frame = [UInt8](repeating: 0, count: size)
+        return frame.withUnsafeMutableBytes { readFully(descriptor, $0) } ? monotonicNanoseconds() : nil
+      }
+    }
+    try await Task.sleep(for: .milliseconds(700))  // the receiver listens
+    let sink = try PacketSink(relay: receivePort)
     defer { sink.stop() }
     let child = try ChildProcess.gstLaunch("\(stream.source(frames: 300)) ! \(stream.sendTail(port: sink.port))")
     let ended = Task {
       let exit = await child.wait()
       sink.giveUp()
+      receiver.stop()  // no frame came: the pipe ends
       return exit
     }
     _ = await sink.waitForFrames(1)
+    let frame = await firstFrame.value
     child.stop()
-    let exit = await ended.value
-    guard exit.succeeded, let first = sink.all[0].first else { throw failure(side, exit) }
-    return [.spawnToPacket: milliseconds(from: child.started, to: first)]
+    receiver.stop()
+    let (exit, receiverExit) = (await ended.value, await receiver.wait())
+    guard exit.succeeded, receiverExit.succeeded, let first = sink.all[0].first, let frame else {
+      throw failure(side, exit.succeeded ? receiverExit : exit)
+    }
+    return [
+      .spawnToPacket: milliseconds(from: child.started, to: first),
+      .spawnToFrame: milliseconds(from: child.started, to: frame),
+    ]
   }
 
   /// The most senders of `stream` that all keep 95% of 30 fps over 3 s: doubling from 1 until one

@@ -4,20 +4,23 @@ extension BenchCommand {
   static let notes = """
     ## What the numbers include
 
-    - **CPU** is user + system time of the measuring side's own process, all its threads: from
-      `/proc/PID/stat` (10 ms ticks) or `wait4` (`ru_utime + ru_stime`), never `RUSAGE_CHILDREN`
-      totals. *Send*: from the 15th RTP frame on the wire (the encoder is warm) to the (N−5)th, per
-      second of that window; start-up and tear-down are left out on both sides. *Receive*: the
-      receiving process only, from the moment the (identical, unmeasured) gst-launch sender starts
-      to 300 ms after it ends, per second of video sent. *Capture*: Revue times its own capture loop
-      (`getrusage(RUSAGE_SELF)`, at least 0.3 s of it); gst-launch is run for N and for 2N frames
-      and the difference taken (N grown tenfold until the difference lasts 0.3 s), so neither side
-      pays for its start-up.
-    - **Peak resident memory** is the highest `VmHWM` of `/proc/PID/status`, read every 20 ms while
-      the process runs. Not `ru_maxrss`: `posix_spawn` runs the child in the bench's own memory
-      until its exec, and Linux carries that high-water mark (about 25 MiB) into the child's
-      `ru_maxrss`. For Revue it includes the Swift runtime, Foundation and the SDK; "memory above an
-      idle process" subtracts each side's idle process (the line above the table).
+    - **CPU** is the time on a processor of the measuring side's own process, all its threads,
+      never `RUSAGE_CHILDREN` totals. *Send* and *receive*: the sum of the threads'
+      `/proc/PID/task/*/schedstat` (nanoseconds; `/proc/PID/stat` counts 10 ms ticks, 5 % of a
+      480p H.264 window) read at both ends of a window. *Send*: from the 15th RTP frame on the
+      wire (the encoder is warm) to the (N−5)th, per second of that window; start-up and tear-down
+      are left out on both sides. *Receive*: the receiving process only, from the moment the
+      (identical, unmeasured) gst-launch sender starts to 300 ms after it ends, per second of video
+      sent. *Capture*: Revue times its own capture loop (`getrusage(RUSAGE_SELF)`, at least 0.3 s
+      of it); gst-launch is run for N and for 2N frames and the difference of their `wait4` times
+      taken (N grown tenfold until the difference lasts 0.3 s), so neither side pays for its start-up.
+    - **Memory** is read from `/proc/PID/status` every 20 ms while the process runs. *Peak
+      resident memory* is the highest `VmHWM`: all the process's pages in memory, the shared
+      libraries' code included (the Swift runtime and Foundation for Revue), pages that every
+      process loading those libraries shares. *Peak private memory* is the highest `RssAnon`: the
+      heap, the stacks and the frames, what the work itself holds. Not `ru_maxrss`: `posix_spawn`
+      runs the child in the bench's own memory until its exec, and Linux carries that high-water
+      mark (about 25 MiB) into the child's `ru_maxrss`.
     - **Frames per second kept** counts RTP packets with the marker bit (the last packet of a VP8 or
       H.264 frame) at a UDP socket of the bench (127.0.0.1, a random high port), which neither side
       pays for. *Frames decoded* are frames at a Revue renderer, or buffers at gst-launch's
@@ -38,9 +41,11 @@ extension BenchCommand {
     - **Start-up**: Revue from just before `publish` (then at once `setCamera(enabled: true)`, whose
       switch waits 100 ms for a later call before the camera starts) to the first datagram at the
       bench's socket, and to the first frame at a Revue receiver the socket relays every datagram to.
-      gst-launch has no `publish`: its reference is from the process's spawn to its first datagram,
-      which Revue's row "spawn → first RTP packet" gives too (Revue's process also starts the Swift
-      runtime and lists the devices before it publishes).
+      gst-launch has no `publish`: its reference is from the sender's spawn to its first datagram,
+      and to the first frame decoded by a gst-launch receiver (the same receive pipeline, listening
+      before the sender starts, frames written to a pipe the bench reads), which Revue's "spawn →"
+      rows give too (Revue's process also starts the Swift runtime, lists the devices and starts its
+      own receiver before it publishes).
     - **Scale**: Revue is one process with N buffer tracks, each published (N send pipelines) and
       pushed the same 640×480 SMPTE-bars frame 30 times a second; gst-launch is one process with N
       pipelines `videotestsrc num-buffers=1 pattern=smpte ! imagefreeze is-live=true ! …`, the same
@@ -83,17 +88,17 @@ extension BenchCommand {
       `vp8enc` encodes with one thread up to 640×480 and on machines of fewer than three cores
       (libwebrtc's rule): with two, two encoders' threads spin-waited against each other here and
       this machine kept one 640×480 sender instead of some thirty.
-    - **Memory.** Every Revue process starts about 15 MiB above gst-launch (Swift runtime,
-      Foundation, the SDK), and the camera path holds frames in two pipelines. The ratio target of
-      1.05 cannot be met by a Swift process against a C program on the total; on the memory the
-      work itself takes, the receive rows come within it and the send rows would need the one-pipeline
-      camera path.
+    - **Memory.** Resident memory counts the libraries' code: a Swift process maps about 15 MiB
+      more of it than gst-launch before any work, so the resident rows cannot come within 1.05 of
+      a C program; private memory (heap, stacks, frames) is what the work holds, and there Revue
+      holds the same frames as gst-launch. A one-stream publication queues in `appsrc` itself (two
+      frames, the oldest dropped), with no `queue` and no thread after it.
     - **Copies.** Pushed NV12 frames reach renderers and the H.264 encoder without a copy
       (`LocalTrackPublication.Statistics.bytesCopiedToEncoder`, which compares the memory at the
       encoder's input with the memory sent; the "publish" rows). BGRA frames are converted once,
-      to NV12, and that conversion's output reaches the encoder without a further copy. `vp8enc` takes only I420, so for VP8 an NV12 frame is
-      converted on the way (one full write of the picture: 3.1 MB a 1080p frame); I420 frames pass
-      without a copy to both encoders.
+      to NV12, and that conversion's output reaches the encoder without a further copy. `vp8enc`
+      takes only I420, so for VP8 an NV12 frame is converted on the way (one full write of the
+      picture: 3.1 MB a 1080p frame); I420 frames pass without a copy to both encoders.
     - **Start-up.** `publish` + `setCamera(enabled: true)` to the first packet includes the camera
       switch's 100 ms debounce by design; the rest is the camera pipeline's start.
     """
@@ -103,24 +108,29 @@ extension BenchCommand {
   static func why(_ row: ReportRow) -> String {
     switch row.measure {
     case "peak resident memory":
-      return "A Revue process starts about 15 MiB above gst-launch before any work (the idle rows above: "
-        + "Swift runtime, Foundation, libdispatch, the SDK); the rest is the next row's."
-    case "memory above an idle process" where row.scenario.hasPrefix("capture"):
-      return "The bench's Revue side holds its source frame twice (the bytes it builds the `PixelBuffer` "
-        + "from, and the `PixelBuffer`'s copy), and a conversion runs a pipeline of its own."
-    case "memory above an idle process" where row.scenario.hasPrefix("receive"):
-      return "Revue keeps the last decoded frame (`RemoteVideoTrack.lastFrame`, for snapshots) and "
-        + "hands frames through an `appsink` to Swift: a frame or two more than `fakesink` holds. "
-        + "Fix (SDK): keep the last frame only when a snapshot is asked for."
-    case "memory above an idle process":
-      return "Revue runs two pipelines where gst-launch runs one (camera → `appsink`, then `appsrc` → "
-        + "encoder), each with its own buffer pool and queue. Fix (SDK): link the camera to the encoder in one pipeline when no processor needs "
-        + "the frames in Swift, or bound the pools and the `appsrc` queue."
+      return "Shared libraries' pages: an idle Revue process already has 15 MiB more resident than "
+        + "gst-launch (the idle line above), nearly all of it the code of the Swift runtime and "
+        + "Foundation (libswiftCore, libFoundation, libFoundationEssentials: 11 MiB in `/proc/PID/smaps`), "
+        + "shared with every process that loads them; its private memory is smaller than gst-launch's. "
+        + "The Swift runtime linked statically (`swift build --static-swift-stdlib`) took an idle "
+        + "process to 19.8 MiB, with a 77 MB binary; the target needs a CLI and SDK on "
+        + "FoundationEssentials alone."
+    case "peak private memory" where row.scenario.hasPrefix("receive"):
+      return "Not frames: the decoder's frame buffers are as many on both sides in `/proc/PID/smaps`; "
+        + "the difference is malloc heap in the arenas of the threads Revue adds (13 threads to "
+        + "gst-launch's 9: Swift's, the `appsink` hand-off). `MALLOC_ARENA_MAX=1` moves it to the "
+        + "main heap without making it smaller."
+    case "peak private memory":
+      return "Not frames: the frame buffers (2 MiB regions in `/proc/PID/smaps`) are as many on both "
+        + "sides; the difference is 1.5–2.7 MiB of heap, allocated once before the first frame and "
+        + "constant afterwards (no leak): the Swift runtime's and the SDK's own objects. "
+        + "`MALLOC_ARENA_MAX=1` moves it to the main heap without making it smaller."
     case "CPU per second of video":
-      return "Revue's camera path is two pipelines with a hand-off through Swift (`appsink` → "
-        + "`PixelBuffer` → renderers → `appsrc`), a fixed cost of a fraction of a millisecond a frame "
-        + "that weighs more against a cheap encode. Fix (SDK): one pipeline from camera to encoder "
-        + "when no processor is set."
+      return "Revue hands each frame from the camera's `appsink` through Swift to the publication's "
+        + "`appsrc` (a `PixelBuffer`, the renderers, a caps check): a fixed cost a frame that weighs "
+        + "more against a cheap encode. Runs on this machine move the ratio by ±0.1; a 5-run median "
+        + "of 480p H.264 gave 1.02. Fix (SDK): link the camera to the encoder in one pipeline when "
+        + "no processor needs the frames in Swift."
     case "CPU per frame" where !row.scenario.contains("1080p NV12 →"):
       return "Both sides run the same `videoconvert` or `videoflip`; Revue adds one push into and one "
         + "pull out of its conversion pipeline a frame. The ratio moved between 0.95 and 1.14 from one "

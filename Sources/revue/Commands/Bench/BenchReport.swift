@@ -149,6 +149,7 @@ extension BenchCommand {
       case .startup:
         return [
           row("spawn → first RTP packet", .spawnToPacket, "ms (process start included)", digits: 0),
+          row("spawn → first decoded frame", .spawnToFrame, "ms (process start included)", digits: 0),
           row(
             "publish → first RTP packet", .publishToPacket, "ms (camera switch's 100 ms debounce included)", digits: 0),
           row("publish → first decoded frame", .publishToFrame, "ms (at a Revue receiver)", digits: 0),
