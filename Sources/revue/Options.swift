@@ -35,7 +35,7 @@ enum Command: Equatable {
                        and run a test pipeline (test pattern, VP8 encode and decode)
       bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
-                       (build with -c release; all scenarios take about 6 minutes); scenarios:
+                       (build with -c release; all scenarios take about 7 minutes); scenarios:
                        capture-nv12 capture-bgra capture-rotate90 publish-nv12 publish-bgra
                        send-vp8-720p send-h264-720p send-vp8-480p send-h264-480p
                        send-vp8-720p-mjpeg send-h264-720p-mjpeg

@@ -37,7 +37,8 @@ struct BenchChild {
     case "startup": try await startup()
     case "scale": try await scale()
     case "idle":
-      report("gstreamer=\(NodeElements.gstreamerVersion) participant=\(Room().localParticipant != nil)")
+      // `check()` initializes GStreamer and reads its registry, as gst-launch does before it runs.
+      report("elements=\(NodeElements.check().count) participant=\(Room().localParticipant != nil)")
       await Self.standardInputClosed()
     default: throw RevueError(.invalidInput, "bench child: unknown kind '\(kind)'")
     }

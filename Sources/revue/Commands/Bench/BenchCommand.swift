@@ -62,7 +62,7 @@ struct BenchCommand {
         }
       }
       let median = { (side: Side, metric: Metric) in results[side]?.compactMap { $0[metric] }.median }
-      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind)) { median($0, $1) }
+      let rows = ReportRow.rows(for: scenario, frames: frameCount(scenario.kind), idle: idle) { median($0, $1) }
       for row in rows { print(row.line) }
       table += rows
     }

@@ -362,8 +362,7 @@ extension BenchCommand {
   private func sustains(_ stream: BenchStream, count: Int, _ side: Side) async throws -> Bool {
     let sink = try PacketSink(count: count)
     defer { sink.stop() }
-    let source =
-      "\(BenchStream.testFrame(format: .i420, width: stream.width, height: stream.height)) ! imagefreeze is-live=true"
+    let source = stream.repeatedFrame(.i420)
     let children =
       side == .revue
       ? [try revueChild("scale", stream, ["count": count, "port": sink.port], output: .discard)]

@@ -18,7 +18,8 @@ extension BenchCommand {
       resident memory* is the highest `VmHWM`: all the process's pages in memory, the shared
       libraries' code included (the Swift runtime and Foundation for Revue), pages that every
       process loading those libraries shares. *Peak private memory* is the highest `RssAnon`: the
-      heap, the stacks and the frames, what the work itself holds. Not `ru_maxrss`: `posix_spawn`
+      heap, the stacks and the frames; *private memory above idle* subtracts each side's idle
+      process (the line above the table), leaving what the work itself holds. Not `ru_maxrss`: `posix_spawn`
       runs the child in the bench's own memory until its exec, and Linux carries that high-water
       mark (about 25 MiB) into the child's `ru_maxrss`.
     - **Frames per second kept** counts RTP packets with the marker bit (the last packet of a VP8 or
@@ -88,11 +89,12 @@ extension BenchCommand {
       `vp8enc` encodes with one thread up to 640×480 and on machines of fewer than three cores
       (libwebrtc's rule): with two, two encoders' threads spin-waited against each other here and
       this machine kept one 640×480 sender instead of some thirty.
-    - **Memory.** Resident memory counts the libraries' code: a Swift process maps about 15 MiB
+    - **Memory.** Resident memory counts the libraries' code: a Swift process maps about 17 MiB
       more of it than gst-launch before any work, so the resident rows cannot come within 1.05 of
-      a C program; private memory (heap, stacks, frames) is what the work holds, and there Revue
-      holds the same frames as gst-launch. A one-stream publication queues in `appsrc` itself (two
-      frames, the oldest dropped), with no `queue` and no thread after it.
+      a C program. Private memory (heap, stacks, frames) starts about 2 MiB higher too (the Swift
+      runtime and Foundation); above that, the work holds the same frames on both sides. A
+      one-stream publication queues in `appsrc` itself (two frames, the oldest dropped), with no
+      `queue` and no thread after it.
     - **Copies.** Pushed NV12 frames reach renderers and the H.264 encoder without a copy
       (`LocalTrackPublication.Statistics.bytesCopiedToEncoder`, which compares the memory at the
       encoder's input with the memory sent; the "publish" rows). BGRA frames are converted once,
@@ -108,23 +110,21 @@ extension BenchCommand {
   static func why(_ row: ReportRow) -> String {
     switch row.measure {
     case "peak resident memory":
-      return "Shared libraries' pages: an idle Revue process already has 15 MiB more resident than "
-        + "gst-launch (the idle line above), nearly all of it the code of the Swift runtime and "
-        + "Foundation (libswiftCore, libFoundation, libFoundationEssentials: 11 MiB in `/proc/PID/smaps`), "
-        + "shared with every process that loads them; its private memory is smaller than gst-launch's. "
-        + "The Swift runtime linked statically (`swift build --static-swift-stdlib`) took an idle "
-        + "process to 19.8 MiB, with a 77 MB binary; the target needs a CLI and SDK on "
+      return "Shared libraries' pages: an idle Revue process already has about 19 MiB more resident "
+        + "than gst-launch (the idle line above), 17 MiB of it libraries' code, most of it the Swift "
+        + "runtime's and Foundation's (libswiftCore, libFoundation, libFoundationEssentials: 11 MiB in "
+        + "`/proc/PID/smaps`), shared with every process that loads them. "
+        + "The Swift runtime linked statically (`swift build --static-swift-stdlib`) took 4.7 MiB "
+        + "off an idle process, for a 77 MB binary; the target needs a CLI and SDK on "
         + "FoundationEssentials alone."
-    case "peak private memory" where row.scenario.hasPrefix("receive"):
-      return "Not frames: the decoder's frame buffers are as many on both sides in `/proc/PID/smaps`; "
-        + "the difference is malloc heap in the arenas of the threads Revue adds (13 threads to "
-        + "gst-launch's 9: Swift's, the `appsink` hand-off). `MALLOC_ARENA_MAX=1` moves it to the "
-        + "main heap without making it smaller."
     case "peak private memory":
-      return "Not frames: the frame buffers (2 MiB regions in `/proc/PID/smaps`) are as many on both "
-        + "sides; the difference is 1.5–2.7 MiB of heap, allocated once before the first frame and "
-        + "constant afterwards (no leak): the Swift runtime's and the SDK's own objects. "
-        + "`MALLOC_ARENA_MAX=1` moves it to the main heap without making it smaller."
+      return "An idle Revue process already holds about 2 MiB more private memory than gst-launch "
+        + "(the idle line above: the Swift runtime's and Foundation's heap, beside the same "
+        + "GStreamer registry); the next row leaves it out."
+    case "private memory above idle":
+      return "Not frames: the frame buffers are as many on both sides in `/proc/PID/smaps` (checked "
+        + "on send 720p H.264 and receive 720p VP8); the rest is heap of the SDK's objects and of "
+        + "the threads it adds, each of which allocates in a malloc arena of its own."
     case "CPU per second of video":
       return "Revue hands each frame from the camera's `appsink` through Swift to the publication's "
         + "`appsrc` (a `PixelBuffer`, the renderers, a caps check): a fixed cost a frame that weighs "

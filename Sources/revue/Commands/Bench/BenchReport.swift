@@ -95,9 +95,10 @@ extension BenchCommand {
       return object
     }
 
-    /// The rows of a scenario from the medians of its runs (`median(side, metric)`).
+    /// The rows of a scenario from the medians of its runs (`median(side, metric)`). `idle` is
+    /// the memory of an idle process of each side, for the memory the work itself holds.
     static func rows(
-      for scenario: Scenario, frames: Int, median: (Side, Metric) -> Double?
+      for scenario: Scenario, frames: Int, idle: [Side: [Metric: Double]], median: (Side, Metric) -> Double?
     ) -> [ReportRow] {
       let title = scenario.title
       /// A row of `metric`'s medians on both sides.
@@ -106,10 +107,17 @@ extension BenchCommand {
           scenario: title, measure: measure, revue: median(.revue, metric), gstLaunch: median(.gstLaunch, metric),
           unit: unit, digits: digits, target: target)
       }
+      let privateMemory = row(
+        "peak private memory", .privateMemory, "MiB (heap, stacks, frames)", digits: 1, target: .ratioAtMost(1.05))
+      var work = privateMemory
+      work.measure = "private memory above idle"
+      work.unit = "MiB (what the work holds)"
+      work.revue = privateMemory.revue.flatMap { value in idle[.revue]?[.privateMemory].map { value - $0 } }
+      work.gstLaunch = privateMemory.gstLaunch.flatMap { value in idle[.gstLaunch]?[.privateMemory].map { value - $0 } }
       let memory = [
         row(
           "peak resident memory", .rss, "MiB (shared libraries' pages included)", digits: 1, target: .ratioAtMost(1.05)),
-        row("peak private memory", .privateMemory, "MiB (heap, stacks, frames)", digits: 1, target: .ratioAtMost(1.05)),
+        privateMemory, work,
       ]
       switch scenario.kind {
       case .capture(let format, let rotation):

@@ -76,13 +76,16 @@ struct BenchStream: Sendable, Hashable {
     case .mjpegCamera:
       "videotestsrc is-live=true num-buffers=\(frames) ! video/x-raw,format=I420,\(size) ! jpegenc"
         + " ! image/jpeg,\(size) ! jpegdec ! videoconvert ! video/x-raw,format=I420"
-    case .pushedNV12:
-      "\(Self.testFrame(format: .nv12, width: width, height: height)) ! imagefreeze is-live=true num-buffers=\(frames)"
-        + " ! video/x-raw,framerate=30/1"
-    case .pushedBGRA:
-      "\(Self.testFrame(format: .bgra, width: width, height: height)) ! imagefreeze is-live=true num-buffers=\(frames)"
-        + " ! video/x-raw,framerate=30/1 ! videoconvert ! video/x-raw,format=NV12"
+    case .pushedNV12: repeatedFrame(.nv12, frames: frames)
+    case .pushedBGRA: "\(repeatedFrame(.bgra, frames: frames)) ! videoconvert ! video/x-raw,format=NV12"
     }
+  }
+
+  /// The test frame in `format` at the stream's size, repeated 30 times a second, `frames` times
+  /// or until stopped. (`imagefreeze` takes its rate from downstream: 25 fps unless told.)
+  func repeatedFrame(_ format: PixelFormat, frames: Int? = nil) -> String {
+    "\(Self.testFrame(format: format, width: width, height: height)) ! imagefreeze is-live=true"
+      + (frames.map { " num-buffers=\($0)" } ?? "") + " ! video/x-raw,framerate=30/1"
   }
 
   /// `videotestsrc` making the one SMPTE-bars frame that pushed sources repeat, on both sides.
