@@ -121,6 +121,10 @@ extension BenchCommand {
       return "An idle Revue process already holds about 2 MiB more private memory than gst-launch "
         + "(the idle line above: the Swift runtime's and Foundation's heap, beside the same "
         + "GStreamer registry); the next row leaves it out."
+    case "private memory above idle" where !row.scenario.contains("MJPEG"):
+      return "Not frames: in `/proc/PID/smaps` the frame buffers of send 720p H.264 and receive 720p "
+        + "VP8 are as many on both sides; the rest is heap of the threads the SDK adds, each "
+        + "allocating in a malloc arena of its own."
     case "private memory above idle":
       return "A frame more in flight: `/proc/PID/smaps` shows two decoded 720p frames (1.3 MiB each) "
         + "where gst-launch has one, the camera pipeline's `jpegdec` decoding the next while the last "
