@@ -131,6 +131,10 @@ extension BenchCommand {
         + "waits in the publication's `appsrc`; the rest is heap of the threads the SDK adds, each "
         + "allocating in a malloc arena of its own. Fix (SDK): link the camera to the encoder in one "
         + "pipeline when no processor needs the frames in Swift."
+    case "CPU per second of video" where row.scenario.hasPrefix("receive"):
+      return "The same receive elements on both sides; Revue adds an `appsink` hand-off to Swift a "
+        + "frame. The receive rows moved between 0.80 and 1.20 from one full run to the next on this "
+        + "machine (another guest's load lands on one side of a pair): within its noise."
     case "CPU per second of video":
       return "Revue hands each frame from the camera's `appsink` through Swift to the publication's "
         + "`appsrc` (a `PixelBuffer`, the renderers, a caps check): a fixed cost a frame that weighs "
