@@ -108,6 +108,9 @@ extension BenchCommand {
   /// Why a row misses its target, and what would fix it (found by the measurements in the
   /// closing note of docs/benchmarks.md).
   static func why(_ row: ReportRow) -> String {
+    let threadHeap = "the rest is heap of the threads the SDK adds, each allocating in a malloc arena of its own."
+    let onePipeline =
+      "Fix (SDK): link the camera to the encoder in one pipeline when no processor needs the frames in Swift."
     switch row.measure {
     case "peak resident memory":
       return "Shared libraries' pages: an idle Revue process already has about 19 MiB more resident "
@@ -123,14 +126,11 @@ extension BenchCommand {
         + "GStreamer registry); the next row leaves it out."
     case "private memory above idle" where !row.scenario.contains("MJPEG"):
       return "Not frames: in `/proc/PID/smaps` the frame buffers of send 720p H.264 and receive 720p "
-        + "VP8 are as many on both sides; the rest is heap of the threads the SDK adds, each "
-        + "allocating in a malloc arena of its own."
+        + "VP8 are as many on both sides; \(threadHeap)"
     case "private memory above idle":
       return "A frame more in flight: `/proc/PID/smaps` shows two decoded 720p frames (1.3 MiB each) "
         + "where gst-launch has one, the camera pipeline's `jpegdec` decoding the next while the last "
-        + "waits in the publication's `appsrc`; the rest is heap of the threads the SDK adds, each "
-        + "allocating in a malloc arena of its own. Fix (SDK): link the camera to the encoder in one "
-        + "pipeline when no processor needs the frames in Swift."
+        + "waits in the publication's `appsrc`; \(threadHeap) \(onePipeline)"
     case "CPU per second of video" where row.scenario.hasPrefix("receive"):
       return "The same receive elements on both sides; Revue adds an `appsink` hand-off to Swift a "
         + "frame. The receive rows moved between 0.80 and 1.20 from one full run to the next on this "
@@ -139,8 +139,7 @@ extension BenchCommand {
       return "Revue hands each frame from the camera's `appsink` through Swift to the publication's "
         + "`appsrc` (a `PixelBuffer`, the renderers, a caps check): a fixed cost a frame that weighs "
         + "more against a cheap encode. Runs on this machine move the ratio by ±0.1; a 5-run median "
-        + "of 480p H.264 gave 1.02. Fix (SDK): link the camera to the encoder in one pipeline when "
-        + "no processor needs the frames in Swift."
+        + "of 480p H.264 gave 1.02. \(onePipeline)"
     case "CPU per frame" where row.scenario.hasPrefix("send"):
       return "The same encoder on the same frame on both sides; Revue adds a time stamp and one "
         + "hand-off into the publication's `appsrc` a frame, well under 1 % of an encode. The ratio "
