@@ -41,6 +41,19 @@ enum TestCameras {
     throw CancellationError()
   }
 
+  /// A room sending to `rtp://127.0.0.1:PORT`, its camera capturer set to `device` at
+  /// `dimensions` (not started).
+  static func sendingRoom(to port: Int, camera device: CaptureDevice, dimensions: Dimensions) async throws -> (
+    Room, LocalParticipant, CameraCapturer
+  ) {
+    let room = Room()
+    try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
+    let participant = try #require(room.localParticipant)
+    let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+    _ = try await capturer.set(options: capturer.options.copyWith(device: device, dimensions: dimensions))
+    return (room, participant, capturer)
+  }
+
   /// Runs `body` with virtual cameras of `profiles`, then removes them and waits until the SDK
   /// no longer lists them (so the next test does not see them).
   static func with<T>(_ profiles: [String], _ body: ([CaptureDevice]) async throws -> T) async throws -> T {

@@ -36,12 +36,9 @@ import Testing
     _ codec: VideoCodec, size: Dimensions, in player: (URL) throws -> Task<Bool, Never>
   ) async throws -> Bool {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let room = Room()
-      let participant = try #require(room.localParticipant)
       let port = Self.freePort()
-      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: size))
+      let (room, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: size)
       _ = try await participant.publish(
         videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
       let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-room-\(port).sdp")
@@ -126,12 +123,9 @@ import Testing
 
   @Test(arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
-      let room = Room()
-      let participant = try #require(room.localParticipant)
       let port = Self.freePort()
-      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let (room, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: .h360_169)
       let publication = try await participant.publish(
         videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
       #expect(publication.port == port)
@@ -227,12 +221,9 @@ import Testing
 
   @Test func receiverReportsReachTheStatistics() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let room = Room()
-      let participant = try #require(room.localParticipant)
       let port = Self.freePort()
-      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let (room, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: .h360_169)
       let publication = try await participant.publish(videoTrack: participant.cameraTrack)
       #expect(publication.localRTCPPort > 0)
       // A plain rtpbin receiver that sends its reports back to the publication's RTCP socket.
@@ -253,6 +244,7 @@ import Testing
       receiver.cancel()
       try await capturer.stopCapture()
       await participant.unpublish(publication: publication)
+      withExtendedLifetime(room) {}  // the room stays until its publication is gone
     }
   }
 

@@ -33,11 +33,8 @@ import Testing
       let renderer = FrameStream()
       remote.videoTrack!.add(videoRenderer: renderer)
 
-      let sending = Room()
-      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let participant = try #require(sending.localParticipant)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: .h360_169)
       try await capturer.startCapture()
       var publication = try await participant.publish(videoTrack: participant.cameraTrack)
       let first = try #require(await renderer.next())
@@ -68,11 +65,8 @@ import Testing
   {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = PublicationTests.freePort()
-      let sending = Room()
-      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let participant = try #require(sending.localParticipant)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: .h360_169)
       let local = FrameStream()
       participant.cameraTrack.add(videoRenderer: local)
       let publication = try await participant.publish(

@@ -31,11 +31,8 @@ import Testing
   @Test(arguments: [VideoCodec.vp8, .h264]) func eachLayerIsItsOwnStreamAtItsOwnSize(_ codec: VideoCodec) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = PublicationTests.freePort()
-      let sending = Room()
-      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let participant = try #require(sending.localParticipant)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h720_169))
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: .h720_169)
       let publication = try await participant.publish(
         videoTrack: participant.cameraTrack, options: VideoPublishOptions(simulcast: true, preferredCodec: codec))
       #expect(publication.layers.map(\.dimensions) == [.h720_169, .h360_169, .h180_169])
