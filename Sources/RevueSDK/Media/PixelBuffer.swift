@@ -109,22 +109,12 @@ public struct PixelBuffer: Sendable {
     fill: (UnsafeMutableRawBufferPointer, [Plane]) -> Void
   ) throws(MediaBufferError) {
     try Self.check(width: width, height: height, format: format)
-    let info: VideoInfo
-    do {
-      info = try VideoInfo(format: format.gstreamerName, width: width, height: height)
-    } catch {
-      throw MediaBufferError("\(error)")
-    }
-    let planes = (0..<format.planeCount).map { index in
-      Plane(
-        offset: info.offsets[index], stride: info.strides[index], rows: format.planeHeight(plane: index, height: height)
-      )
-    }
-    var buffer = Buffer(size: info.size)
+    let (size, planes) = try Self.defaultLayout(width: width, height: height, format: format)
+    var buffer = Buffer(size: size)
     do {
       try buffer.withUnsafeMutableBytes { fill($0, planes) }
     } catch {
-      throw MediaBufferError("cannot write a new \(info.size)-byte buffer: \(error)")
+      throw MediaBufferError("cannot write a new \(size)-byte buffer: \(error)")
     }
     try Self.attachLayout(&buffer, width: width, height: height, format: format, planes: planes)
     self.init(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
@@ -150,18 +140,7 @@ public struct PixelBuffer: Sendable {
             rows: format.planeHeight(plane: index, height: height)))
       }
     } else {
-      let info: VideoInfo
-      do {
-        info = try VideoInfo(format: format.gstreamerName, width: width, height: height)
-      } catch {
-        throw MediaBufferError("\(error)")
-      }
-      for index in 0..<format.planeCount {
-        planes.append(
-          Plane(
-            offset: info.offsets[index], stride: info.strides[index],
-            rows: format.planeHeight(plane: index, height: height)))
-      }
+      planes = try Self.defaultLayout(width: width, height: height, format: format).planes
     }
     for (index, plane) in planes.enumerated() {
       let end = plane.offset + plane.stride * (plane.rows - 1) + format.minimumStride(plane: index, width: width)
@@ -170,6 +149,24 @@ public struct PixelBuffer: Sendable {
       }
     }
     self.init(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
+  }
+
+  /// GStreamer's default layout of a picture: its byte size and its planes.
+  private static func defaultLayout(width: Int, height: Int, format: PixelFormat) throws(MediaBufferError) -> (
+    size: Int, planes: [Plane]
+  ) {
+    let info: VideoInfo
+    do {
+      info = try VideoInfo(format: format.gstreamerName, width: width, height: height)
+    } catch {
+      throw MediaBufferError("\(error)")
+    }
+    let planes = (0..<format.planeCount).map { index in
+      Plane(
+        offset: info.offsets[index], stride: info.strides[index], rows: format.planeHeight(plane: index, height: height)
+      )
+    }
+    return (info.size, planes)
   }
 
   /// A picture from checked parts.
