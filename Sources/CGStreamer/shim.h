@@ -41,6 +41,7 @@ static inline GType cgst_type_pad(void) { return GST_TYPE_PAD; }
 static inline GType cgst_type_bus(void) { return GST_TYPE_BUS; }
 static inline GType cgst_type_device(void) { return GST_TYPE_DEVICE; }
 static inline GType cgst_type_device_provider(void) { return GST_TYPE_DEVICE_PROVIDER; }
+static inline GType cgst_type_clock(void) { return GST_TYPE_CLOCK; }
 
 // MARK: - Instance type checks (macros)
 

@@ -85,6 +85,7 @@ public class Object: @unchecked Sendable, Hashable, CustomStringConvertible {
     if isA(cgst_type_pad()) { return Pad.self }
     if isA(cgst_type_bus()) { return Bus.self }
     if isA(cgst_type_device()) { return Device.self }
+    if isA(cgst_type_clock()) { return Clock.self }
     return Object.self
   }
 
