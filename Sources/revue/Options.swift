@@ -50,10 +50,13 @@ enum Command: Equatable {
              [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004); --audio adds the microphone
-                       (Opus), --simulcast smaller layers on the next port pairs; Ctrl-C stops
+                       (Opus; with --test-pattern the sync signal: a white flash and a 1 kHz
+                       beep at the same instant once a second), --simulcast smaller layers on
+                       the next port pairs; Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--duration S] [--frames N]
               [--snapshot FILE.png] [--json]
-                       decode a stream and show its statistics
+                       decode a stream and show its statistics (with --sdp and the sync
+                       signal, the A/V skew: avSyncMilliseconds)
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       run FILE.pipeline [-D KEY=VALUE ...] [--duration S]

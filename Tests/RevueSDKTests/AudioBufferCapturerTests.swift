@@ -44,12 +44,12 @@ final class RecordingAudioRenderer: AudioRenderer {
     capturer.capture(try Self.tone(rate: 48_000, channels: 2, milliseconds: 10, float: false))
     #expect(renderer.frames == 480)
     try await capturer.stopCapture()
-    var seen: [CaptureState] = []
-    for await state in states {
-      seen.append(state)
+    var seen: [AudioCapturer.Event] = []
+    for await event in states {
+      seen.append(event)
       if seen.count == 2 { break }
     }
-    #expect(seen == [.capturing, .idle])
+    #expect(seen == [.state(.capturing), .state(.idle)])
   }
 
   @Test func anyFormatIsConvertedToTheTracksFormat() async throws {

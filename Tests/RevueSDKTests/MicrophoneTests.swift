@@ -98,11 +98,11 @@ final class AudioStream: AudioRenderer {
     let events = capturer.events
     for index in 0..<20 { participant.setMicrophone(enabled: index % 2 == 1) }
     #expect(participant.isMicrophoneActive)
-    for await state in events where state == .capturing { break }
+    for await event in events where event == .state(.capturing) { break }
     #expect(VirtualDevices.openCount(device.id) <= 2)
     let stopped = capturer.events
     participant.setMicrophone(enabled: false)
     #expect(!participant.isMicrophoneActive)
-    for await state in stopped where state == .idle { break }
+    for await event in stopped where event == .state(.idle) { break }
   }
 }

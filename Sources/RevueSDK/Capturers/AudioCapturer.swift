@@ -12,8 +12,19 @@ protocol AudioBufferSink: AnyObject, Sendable {
 public class AudioCapturer: @unchecked Sendable {
   // Safety (@unchecked): every mutable field is in a Mutex.
 
+  /// A change of the capturer.
+  public enum Event: Sendable, Hashable {
+    /// The capture state changed.
+    case state(CaptureState)
+    /// Capture stopped by itself (the microphone was unplugged or failed): why.
+    case interrupted(String)
+    /// An element of the capture pipeline warned or failed, in GStreamer's words (a failure
+    /// also stops capture: ``interrupted(_:)`` follows).
+    case fault(MediaFault)
+  }
+
   private let state = Mutex(CaptureState.idle)
-  private let broadcast = Broadcast<CaptureState>()
+  private let broadcast = Broadcast<Event>()
   private let sink = Mutex(WeakAudioSink())
 
   init() {}
@@ -23,8 +34,8 @@ public class AudioCapturer: @unchecked Sendable {
   /// Whether the capturer is capturing. Safe to read from any thread.
   public var captureState: CaptureState { state.withLock { $0 } }
 
-  /// The capture state's changes from now on, in order.
-  public var events: AsyncStream<CaptureState> { broadcast.subscribe() }
+  /// The capturer's changes from now on, in order.
+  public var events: AsyncStream<Event> { broadcast.subscribe() }
 
   /// Starts capturing.
   /// - Throws: ``RevueError`` when capture cannot start.
@@ -38,7 +49,23 @@ public class AudioCapturer: @unchecked Sendable {
     state.withLock { state in
       guard state != newState else { return }
       state = newState
-      broadcast.send(newState)
+      broadcast.send(.state(newState))
+    }
+  }
+
+  /// Reports a warning or error of the capture pipeline (logged too).
+  func report(_ fault: MediaFault) {
+    RevueLog.log(fault.severity == .error ? .error : .warning, String(describing: Self.self), "\(fault)")
+    state.withLock { _ in broadcast.send(.fault(fault)) }
+  }
+
+  /// Reports that capture stopped by itself, and why, and goes idle.
+  func interrupt(reason: String) {
+    state.withLock { state in
+      broadcast.send(.interrupted(reason))
+      guard state != .idle else { return }
+      state = .idle
+      broadcast.send(.state(.idle))
     }
   }
 
@@ -84,7 +111,9 @@ public final class AudioBufferCapturer: AudioCapturer, @unchecked Sendable {
   }
 
   /// Sends a buffer of audio, converted to the track's format. Call it from the thread that
-  /// produces the audio; buffers pushed while idle are dropped.
+  /// produces the audio; buffers pushed while idle are dropped. A buffer's timestamp, when it
+  /// has one, is its capture time on the monotonic clock (`CLOCK_MONOTONIC`, GStreamer's system
+  /// clock); a buffer without one is timed now.
   public func capture(_ buffer: AudioPCMBuffer) {
     guard captureState == .capturing else {
       RevueLog.log(.debug, "AudioBufferCapturer", "buffer dropped: the capturer is idle (call startCapture() first)")
@@ -93,7 +122,7 @@ public final class AudioBufferCapturer: AudioCapturer, @unchecked Sendable {
     let converted: [AudioPCMBuffer] = conversion.withLock { conversion in
       do {
         if conversion == nil { conversion = try AudioConversion(to: format) }
-        return conversion!.convert(buffer)
+        return conversion!.convert(buffer.timestamp == nil ? buffer.timed(Clock.system.time) : buffer)
       } catch {
         RevueLog.log(.error, "AudioBufferCapturer", "buffer dropped: cannot build the conversion pipeline: \(error)")
         return []
@@ -135,14 +164,16 @@ public struct AudioFormat: Sendable, Hashable {
 /// Converts audio to a track's format with GStreamer's own elements, synchronously on the
 /// calling thread: `[pad] ! audioconvert ! audioresample ! capsfilter ! appsink`.
 final class AudioConversion: Sendable {
-  private let pipeline: Pipeline
+  private let pipeline: MediaPipeline
   private let source: PushedStream
   private let output = AudioSlot()
   private let format: AudioFormat
 
   init(to format: AudioFormat) throws {
     self.format = format
-    pipeline = Pipeline()
+    pipeline = MediaPipeline(name: "audio-conversion") { fault in
+      RevueLog.log(.warning, "AudioBufferCapturer", "conversion: \(fault)")
+    }
     let convert = try Element.make("audioconvert")
     let resample = try Element.make("audioresample")
     let filter = try Element.make("capsfilter")
@@ -150,16 +181,14 @@ final class AudioConversion: Sendable {
     let sink = try Element.make("appsink", as: AppSink.self)
     sink.sync = false
     try sink.set("enable-last-sample", false)
-    try pipeline.addLinked(convert, resample, filter, sink)
+    try pipeline.pipeline.addLinked(convert, resample, filter, sink)
     let output = self.output
     sink.setCallbacks(newSample: { sample in
       if let buffer = sample.buffer { output.values.withLock { $0.append(buffer) } }
     })
-    try pipeline.setState(.playing)
+    try pipeline.play()
     source = try PushedStream(id: "revue-audio-capture", into: convert.staticPad("sink")!)
   }
-
-  deinit { pipeline.stop() }
 
   /// The buffers the elements gave back for `input` (none while the resampler fills up).
   func convert(_ input: AudioPCMBuffer) -> [AudioPCMBuffer] {

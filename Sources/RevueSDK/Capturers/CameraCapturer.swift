@@ -277,9 +277,11 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     let session = try CameraSession(
       device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored,
       onFrame: { [weak self] frame in self?.send(frame) },
-      onFailure: { [weak self] reason in
+      onFault: { [weak self] fault in
         guard let self else { return }
-        self.queue.async { self.lostSession(deviceID: device.id, reason: reason) }
+        self.report(fault)
+        guard fault.severity == .error else { return }
+        self.queue.async { self.lostSession(deviceID: device.id, reason: fault.message) }
       })
     try session.start()
     RevueLog.log(

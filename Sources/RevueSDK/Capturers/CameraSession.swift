@@ -4,26 +4,33 @@ import Synchronization
 
 /// One run of a camera: its capture pipeline,
 /// `device ! <chosen caps> ! [jpegdec | h264parse ! decoder] ! videoconvert ! [videoflip] ! [videorate] ! appsink`,
-/// delivering 4:2:0 frames of exactly the chosen size on the streaming thread.
+/// delivering 4:2:0 frames of exactly the chosen size on the streaming thread, each timed by its
+/// capture time on the system clock (its running time plus the pipeline's base time), so that
+/// the next session, after a switch or a restart, goes on from where this one left off.
 final class CameraSession: Sendable {
   let device: CaptureDevice
   let choice: FormatChoice
-  private let pipeline: Pipeline
+  private let pipeline: MediaPipeline
   private let progress = StartProgress()
 
   /// Builds the pipeline (without starting it).
   /// - Parameters:
   ///   - fps: the rate sent; frames are repeated or dropped when the camera's differs.
   ///   - onFrame: called on the streaming thread for every frame.
-  ///   - onFailure: called once, on the posting thread, when the pipeline fails while running.
+  ///   - onFault: called on the posting thread for the error that stops the pipeline once it
+  ///     runs (errors while it starts make ``start(timeout:)`` throw instead), and for warnings.
   /// - Throws: ``DeviceError`` when the device cannot be opened.
   init(
     device: CaptureDevice, choice: FormatChoice, fps: Int, isMirrored: Bool,
-    onFrame: @escaping @Sendable (PixelBuffer) -> Void, onFailure: @escaping @Sendable (String) -> Void
+    onFrame: @escaping @Sendable (PixelBuffer) -> Void, onFault: @escaping @Sendable (MediaFault) -> Void
   ) throws(DeviceError) {
     self.device = device
     self.choice = choice
-    pipeline = Pipeline(name: "camera")
+    let progress = self.progress
+    pipeline = MediaPipeline(name: "camera") { fault in
+      guard fault.severity == .error else { return onFault(fault) }
+      if progress.failed(fault.message), progress.hasFrame { onFault(fault) }
+    }
     let source: Element
     do {
       guard let gstDevice = device.device else { throw GStreamerError.elementNotFound(factory: "device", package: nil) }
@@ -50,7 +57,7 @@ final class CameraSession: Sendable {
     chain += ["capsfilter name=formatcaps", "appsink name=sink sync=false enable-last-sample=false"]
     do {
       let tail = try Bin(parsing: chain.joined(separator: " ! "))
-      try pipeline.add(source, tail)
+      try pipeline.pipeline.add(source, tail)
       try source.link(tail)
       try tail.element(named: "cameracaps")?.set("caps", choice.format.caps(frameRate: choice.cameraFrameRate))
       try tail.element(named: "ratecaps")?.set(
@@ -60,35 +67,27 @@ final class CameraSession: Sendable {
         try Caps(
           "video/x-raw, format={ I420, NV12 }, width=\(choice.dimensions.width), height=\(choice.dimensions.height)"))
       let sink = try tail.element(named: "sink", as: AppSink.self)
-      let progress = self.progress
-      sink.setCallbacks(newSample: { sample in
-        guard let frame = Self.frame(of: sample) else { return }
+      sink.setCallbacks(newSample: { [weak pipeline] sample in
+        guard let pipeline, let frame = Self.frame(of: sample, baseTime: pipeline.pipeline.baseTime) else { return }
         progress.frameArrived()
         onFrame(frame)
       })
     } catch {
       throw DeviceError(.videoSourceInitiationFailed, "cannot build the capture pipeline for \(device.name): \(error)")
     }
-    let progress = self.progress
-    _ = pipeline.bus.addSyncHandler { message in
-      guard case .error(let error) = message.kind, progress.failed(error.error.message) else { return }
-      if progress.hasFrame { onFailure(error.error.message) }
-    }
   }
 
-  deinit { pipeline.stop() }
-
   /// The capture pipeline (read only).
-  var capturePipeline: Pipeline { pipeline }
+  var capturePipeline: Pipeline { pipeline.pipeline }
 
   /// Starts the pipeline and waits up to `timeout` for the first frame.
   /// - Throws: ``DeviceError``: `.cameraInUse` when the device is busy, `.videoSourceInitiationFailed`
   ///   when it fails or gives no frame in time. The pipeline is stopped then.
   func start(timeout: Duration = .seconds(2)) throws(DeviceError) {
+    progress.reset()
     do {
       try pipeline.play()
     } catch {
-      pipeline.stop()
       throw Self.classify(error, device: device)
     }
     let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
@@ -115,22 +114,31 @@ final class CameraSession: Sendable {
     return DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) could not be opened: \(error)")
   }
 
-  /// The frame of an appsink sample, nil when its caps are not a 4:2:0 picture.
-  private static func frame(of sample: Sample) -> PixelBuffer? {
-    guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
+  /// The frame of an appsink sample, timed by its capture time (its running time plus
+  /// `baseTime`); nil when its caps are not a 4:2:0 picture.
+  private static func frame(of sample: Sample, baseTime: ClockTime) -> PixelBuffer? {
+    guard var buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
       let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
       let name = structure.get("format", as: String.self), let format = PixelFormat(gstreamerName: name)
     else { return nil }
+    buffer.stampCaptureTime(baseTime: baseTime)
     return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: format)
   }
 }
 
-/// How far a session got: its first frame, or its first error.
+/// How far a run of a session got: its first frame, or its first error.
 private final class StartProgress: Sendable {
-  /// Signalled at the first frame or the first error.
+  /// Signalled at the first frame or the first error of a run.
   let started = DispatchSemaphore(value: 0)
   private let frame = Atomic<Bool>(false)
   private let reason = Mutex<String?>(nil)
+
+  /// Starts a new run (a session restarted on the same device waits for its new first frame).
+  func reset() {
+    while started.wait(timeout: .now()) == .success {}
+    frame.store(false, ordering: .releasing)
+    reason.withLock { $0 = nil }
+  }
 
   var hasFrame: Bool { frame.load(ordering: .acquiring) }
   var failure: String? { reason.withLock { $0 } }

@@ -4,7 +4,9 @@ import Synchronization
 
 /// The capturer of a microphone track: a PulseAudio or ALSA source (or a virtual microphone),
 /// `source ! audioconvert ! audioresample ! [webrtcdsp] ! audioconvert ! appsink`, delivering the
-/// track's format (48 kHz stereo 16-bit) on GStreamer's streaming thread.
+/// track's format (48 kHz stereo 16-bit) on GStreamer's streaming thread, each buffer timed by
+/// its capture time on the system clock. When the pipeline fails (the device is unplugged or
+/// stops working), capture stops with ``AudioCapturer/Event/interrupted(_:)``.
 ///
 /// Turn it on and off with ``LocalParticipant/setMicrophone(enabled:)``.
 public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
@@ -13,7 +15,7 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
   /// The options: the microphone, preset and voice processing.
   public let options: AudioCaptureOptions
   private let format: AudioFormat
-  private let pipeline = Mutex<Pipeline?>(nil)
+  private let pipeline = Mutex<MediaPipeline?>(nil)
   private let used = Mutex<CaptureDevice?>(nil)
   private let queue = DispatchQueue(label: "revue.microphone.control")
 
@@ -29,7 +31,7 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
   public var device: CaptureDevice? { used.withLock { $0 } }
 
   /// The pipeline that captures (read only), nil while stopped.
-  public var captureSession: Pipeline? { pipeline.withLock { $0 } }
+  public var captureSession: Pipeline? { pipeline.withLock { $0?.pipeline } }
 
   /// The microphones present now.
   public static func captureDevices() async throws -> [CaptureDevice] {
@@ -76,9 +78,18 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
     guard let device = options.device.flatMap({ named in microphones.first { $0 == named } }) ?? microphones.first,
       let gstDevice = device.device
     else { throw DeviceError(.microphoneNotFound, "there is no microphone") }
-    let built = Pipeline(name: "microphone")
     let first = DispatchSemaphore(value: 0)
     let started = Atomic<Bool>(false)
+    let built = MediaPipeline(name: "microphone") { [weak self] fault in
+      guard let self else { return }
+      self.report(fault)
+      // Failures while it starts make the start throw; after that they end the capture.
+      guard fault.severity == .error, started.load(ordering: .acquiring) else {
+        if fault.severity == .error { first.signal() }
+        return
+      }
+      self.queue.async { self.lost(reason: fault.message) }
+    }
     do {
       let source: Element
       do {
@@ -88,12 +99,14 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
       }
       let tail = try Bin(parsing: Self.chain(options.processing, channels: options.preset.channelCount))
       try tail.element(named: "formatcaps")?.set("caps", format.caps)
-      try built.add(source, tail)
+      try built.pipeline.add(source, tail)
       try source.link(tail)
       let sink = try tail.element(named: "sink", as: AppSink.self)
       let format = self.format
-      sink.setCallbacks(newSample: { [weak self] sample in
-        guard let buffer = sample.buffer,
+      sink.setCallbacks(newSample: { [weak self, weak built] sample in
+        guard let built, var buffer = sample.buffer else { return }
+        buffer.stampCaptureTime(baseTime: built.pipeline.baseTime)
+        guard
           let pcm = try? AudioPCMBuffer(
             wrapping: buffer, sampleRate: format.sampleRate, channelCount: format.channelCount,
             format: format.sampleFormat)
@@ -109,12 +122,26 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
       built.stop()
       throw DeviceError(.microphoneInUse, "the microphone \(device.name) failed to start: \(error)")
     }
-    guard first.wait(timeout: .now() + .seconds(2)) == .success else {
+    guard first.wait(timeout: .now() + .seconds(2)) == .success, started.load(ordering: .acquiring) else {
       built.stop()
-      throw DeviceError(.microphoneInUse, "the microphone \(device.name) gave no audio within 2 s")
+      let reason = built.fault.map { ": \($0)" } ?? " within 2 s"
+      throw DeviceError(.microphoneInUse, "the microphone \(device.name) gave no audio\(reason)")
     }
     pipeline.withLock { $0 = built }
     used.withLock { $0 = device }
+  }
+
+  /// Runs on the control queue when the running pipeline failed: capture stops, and says why.
+  private func lost(reason: String) {
+    guard let failed = pipeline.withLock({ $0 }), failed.fault != nil else { return }
+    failed.stop()
+    pipeline.withLock { $0 = nil }
+    let name = used.withLock { used in
+      defer { used = nil }
+      return used?.name ?? "the microphone"
+    }
+    RevueLog.log(.warning, "MicrophoneCapturer", "\(name) stopped: \(reason)")
+    interrupt(reason: "\(name): \(reason)")
   }
 
   /// The chain after the source. Echo cancellation needs the far end's audio: with no playback

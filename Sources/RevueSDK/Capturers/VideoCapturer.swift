@@ -24,6 +24,9 @@ public class VideoCapturer: @unchecked Sendable {
     case downgradedResolution(requested: Dimensions, actual: Dimensions)
     /// Capture stopped by itself (the camera was unplugged or failed): why.
     case interrupted(String)
+    /// An element of the capture pipeline warned or failed, in GStreamer's words (a failure
+    /// also stops capture: ``interrupted(_:)`` follows).
+    case fault(MediaFault)
   }
 
   private struct State {
@@ -54,6 +57,7 @@ public class VideoCapturer: @unchecked Sendable {
           case .downgradedResolution(let requested, let actual):
             delegate.capturer(self, didDowngradeResolution: requested, to: actual)
           case .interrupted(let reason): delegate.capturer(self, didInterrupt: reason)
+          case .fault(let fault): delegate.capturer(self, didReport: fault)
           }
         }
       }
@@ -130,6 +134,12 @@ public class VideoCapturer: @unchecked Sendable {
   /// Reports that capture stopped by itself, and why.
   func interrupt(reason: String) {
     state.withLock { _ in emit(.interrupted(reason)) }
+  }
+
+  /// Reports a warning or error of the capture pipeline (logged too).
+  func report(_ fault: MediaFault) {
+    RevueLog.log(fault.severity == .error ? .error : .warning, String(describing: Self.self), "\(fault)")
+    state.withLock { _ in emit(.fault(fault)) }
   }
 
   /// Tells delegates and streams; called under the state lock so that events keep their order.

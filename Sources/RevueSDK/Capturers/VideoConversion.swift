@@ -8,7 +8,7 @@ final class VideoConversion: Sendable {
   let inputFormat: PixelFormat
   let outputFormat: PixelFormat
   let rotation: VideoRotation
-  private let pipeline: Pipeline
+  private let pipeline: MediaPipeline
   private let source: PushedStream
   private let output = SampleSlot()
 
@@ -18,7 +18,9 @@ final class VideoConversion: Sendable {
     self.inputFormat = inputFormat
     self.outputFormat = outputFormat
     self.rotation = rotation
-    pipeline = Pipeline()
+    pipeline = MediaPipeline(name: "conversion") { fault in
+      RevueLog.log(.warning, "BufferCapturer", "conversion \(inputFormat) → \(outputFormat): \(fault)")
+    }
     // videoflip costs about 10% of a conversion even when it does not turn: leave it out then.
     var elements: [Element] = []
     if rotation != ._0 {
@@ -33,16 +35,14 @@ final class VideoConversion: Sendable {
     sink.sync = false
     try sink.set("enable-last-sample", false)
     elements += [convert, filter, sink]
-    try pipeline.add(elements)
+    try pipeline.pipeline.add(elements)
     for (upstream, downstream) in zip(elements, elements.dropFirst()) { try upstream.link(downstream) }
     let output = self.output
     sink.setCallbacks(newSample: { sample in output.value.withLock { $0 = sample } })
-    try pipeline.setState(.playing)
+    try pipeline.play()
     source = try PushedStream(
       id: "revue-capture-\(inputFormat)-\(rotation.rawValue)", into: elements[0].staticPad("sink")!)
   }
-
-  deinit { pipeline.stop() }
 
   /// The converted frame, or nil (with the reason logged) when GStreamer refused it.
   func convert(_ frame: PixelBuffer) -> PixelBuffer? {

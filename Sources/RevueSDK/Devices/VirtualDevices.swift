@@ -21,6 +21,9 @@ public enum VirtualDevices {
     case sine(frequency: Double)
     /// Pink noise, with the spectrum of speech more than of a tone.
     case noise
+    /// The lip-sync test signal: silence, with a 1 kHz beep of 50 ms once a second at the
+    /// instant the virtual cameras flash white (they flash while such a microphone runs).
+    case sync
   }
 
   private struct Entry {
@@ -88,26 +91,36 @@ public enum VirtualDevices {
     if let microphone = DeviceWatcher.shared.all.first(where: { $0.kind == .microphone }) {
       return (microphone, microphone.id.hasPrefix("virtual-mic:"))
     }
-    let events = DeviceWatcher.shared.events()
-    let id = addMicrophone()
-    if let device = DeviceWatcher.shared.device(id: id, kind: .microphone) { return (device, true) }
-    for await event in events {
-      if case .added(let device) = event, device.id == id { return (device, true) }
-    }
-    throw RevueError(.invalidState, "the virtual microphone did not appear")
+    return (try await microphone(), true)
+  }
+
+  /// Adds a virtual microphone (as ``addMicrophone(name:signal:)``) and waits until the device
+  /// monitor lists it.
+  public static func microphone(name: String = "Virtual Microphone", signal: Signal = .sine(frequency: 440))
+    async throws -> CaptureDevice
+  {
+    try await listed(.microphone, "the virtual microphone \(name)") { addMicrophone(name: name, signal: signal) }
   }
 
   /// Adds the virtual camera of a profile (a shipped name or a `.caps` path) and waits until
   /// the device monitor lists it.
   /// - Throws: ``RevueError`` naming a profile that does not exist or is malformed.
   public static func camera(profile: String) async throws -> CaptureDevice {
+    let camera = try CameraProfile.named(profile)
+    return try await listed(.camera, "the virtual camera \(profile)") { addCamera(camera) }
+  }
+
+  /// Adds a device with `add` (which returns its id) and waits until the device monitor lists it.
+  private static func listed(_ kind: CaptureDevice.Kind, _ what: String, add: () -> String) async throws
+    -> CaptureDevice
+  {
     let events = DeviceWatcher.shared.events()
-    let id = addCamera(try CameraProfile.named(profile))
-    if let device = DeviceWatcher.shared.device(id: id, kind: .camera) { return device }
+    let id = add()
+    if let device = DeviceWatcher.shared.device(id: id, kind: kind) { return device }
     for await event in events {
       if case .added(let device) = event, device.id == id { return device }
     }
-    throw RevueError(.invalidState, "the virtual camera \(profile) did not appear")
+    throw RevueError(.invalidState, "\(what) did not appear")
   }
 
   /// Adds a virtual camera for each profile name or `.caps` path; `all` adds every shipped profile.
@@ -162,9 +175,11 @@ public enum VirtualDevices {
         switch signal {
         case .sine(let frequency): "wave=sine freq=\(frequency) volume=0.5"
         case .noise: "wave=pink-noise volume=0.3"
+        case .sync: "wave=silence"
         }
-      let source = try? Bin(parsing: "audiotestsrc is-live=true \(wave) samplesperbuffer=480")
+      let source = try? Bin(parsing: "audiotestsrc name=tone is-live=true \(wave) samplesperbuffer=480")
       guard let source else { return nil }
+      if signal == .sync, let tone = source.element(named: "tone") { SyncSignal.attachBeep(to: tone) }
       if let elementName { try? source.set("name", elementName) }
       failWhenUnplugged(source, id: id, epoch: epoch)
       return source
@@ -254,6 +269,7 @@ public enum VirtualDevices {
       let source = try Bin(parsing: cameraChain(for: structure))
       if let name { try source.set("name", name) }
       try source.element(named: "virtualcaps")?.set("caps", fixed)
+      if let pattern = source.element(named: "pattern") { SyncSignal.attachFlash(to: pattern) }
       return source
     } catch {
       RevueLog.log(.error, "VirtualDevices", "cannot make a virtual camera for \(fixed): \(error)")
@@ -264,7 +280,7 @@ public enum VirtualDevices {
   /// The gst-launch description of a virtual camera's chain for caps `structure`, ending in a
   /// capsfilter named `virtualcaps` (to be set to the caps).
   static func cameraChain(for structure: Structure) -> String {
-    let source = "videotestsrc is-live=true"
+    let source = "videotestsrc name=pattern is-live=true"
     guard structure.name != "video/x-raw" else { return "\(source) ! capsfilter name=virtualcaps" }
     var raw = "video/x-raw,format=I420"
     for field in ["width", "height", "framerate"] {

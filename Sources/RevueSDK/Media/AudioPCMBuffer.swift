@@ -117,6 +117,18 @@ public struct AudioPCMBuffer: Sendable {
     )
   }
 
+  /// The capture time of the first sample on the monotonic clock (`CLOCK_MONOTONIC`,
+  /// GStreamer's system clock), nil when not set. Microphone audio carries it.
+  public var timestamp: ClockTime? { buffer.pts }
+
+  /// The same audio (its memory shared) timed `timestamp`.
+  func timed(_ timestamp: ClockTime) -> AudioPCMBuffer {
+    var buffer = buffer
+    buffer.pts = timestamp
+    return AudioPCMBuffer(
+      sampleRate: sampleRate, channelCount: channelCount, format: format, frameLength: frameLength, buffer: buffer)
+  }
+
   /// The duration of the audio.
   public var duration: ClockTime { ClockTime(nanoseconds: UInt64(frameLength) * 1_000_000_000 / UInt64(sampleRate)) }
 

@@ -225,7 +225,9 @@ public struct PixelBuffer: Sendable {
   /// Caps made so far, by their text.
   private static let madeCaps = Mutex<[String: Caps]>([:])
 
-  /// The presentation time GStreamer carries with the pixels, nil when not set.
+  /// The frame's capture time on the monotonic clock (`CLOCK_MONOTONIC`, GStreamer's system
+  /// clock), nil when not set: camera frames and pushed frames carry it, and publications send
+  /// it as their RTP time, so a frame and the audio captured with it play together.
   public var timestamp: ClockTime? { buffer.pts }
 
   /// Reads plane `index` in place: `stride × rows` bytes (the last row may end early).

@@ -41,6 +41,8 @@ public protocol VideoCapturerDelegate: AnyObject {
   func capturer(_ capturer: VideoCapturer, didDowngradeResolution requested: Dimensions, to actual: Dimensions)
   /// Capture stopped by itself (the camera was unplugged or failed); `reason` says why.
   func capturer(_ capturer: VideoCapturer, didInterrupt reason: String)
+  /// An element of the capture pipeline warned or failed, in GStreamer's words, with its path.
+  func capturer(_ capturer: VideoCapturer, didReport fault: MediaFault)
 }
 
 extension VideoCapturerDelegate {
@@ -53,4 +55,6 @@ extension VideoCapturerDelegate {
   }
   /// Does nothing.
   public func capturer(_ capturer: VideoCapturer, didInterrupt reason: String) {}
+  /// Does nothing.
+  public func capturer(_ capturer: VideoCapturer, didReport fault: MediaFault) {}
 }

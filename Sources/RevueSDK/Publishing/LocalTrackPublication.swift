@@ -17,8 +17,9 @@ public final class LocalTrackPublication: Sendable {
     /// Bytes of the frames that reached an encoder in other memory than the track delivered them
     /// in: converted (`vp8enc` takes only I420, so NV12 frames are converted for VP8) or scaled
     /// (a smaller simulcast layer). 0 when the encoder takes the track's frames as they are, as
-    /// H.264 takes NV12 and I420.
-    public var bytesCopiedToEncoder: Int
+    /// H.264 takes NV12 and I420. Nil unless ``LocalTrackPublication/countsCopiedBytes`` was on
+    /// when the publication was made: counting costs a lock per frame.
+    public var bytesCopiedToEncoder: Int?
     /// Bits per second since the previous read of the statistics (or since the start).
     public var bitrate: Double
     /// What the latest RTCP receiver report said: the fraction lost since the one before (0…1).
@@ -75,6 +76,7 @@ public final class LocalTrackPublication: Sendable {
   public var payloadType: Int { sender.payloadType }
 
   let sender: RTPSender
+  private let status: StreamStatus
   /// Bytes and time at the previous read of the statistics, by stream (nil: all of them).
   private let created = ContinuousClock.now
   private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
@@ -89,8 +91,12 @@ public final class LocalTrackPublication: Sendable {
     let streams = layers.enumerated().map { index, layer in
       RTPSender.Stream(chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index)
     }
+    status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
+    let relay = Relay<LocalTrackPublication>()
     sender = try RTPSender(
-      name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps)
+      name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
+      countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
+    relay.target = self
     track.attach(sender)
   }
 
@@ -101,10 +107,39 @@ public final class LocalTrackPublication: Sendable {
     let chain =
       "audioconvert ! audioresample ! opusenc name=encoder bitrate=\(encoding.maxBitrate) inband-fec=true"
       + " packet-loss-percentage=10 dtx=\(dtx) frame-size=20 ! rtpopuspay"
+    status = StreamStatus(name: "the opus publication of \(track.name)")
+    let relay = Relay<LocalTrackPublication>()
     sender = try RTPSender(
-      name: "opus", streams: [RTPSender.Stream(chain: chain, port: port)], payloadType: 111, host: host)
+      name: "opus", streams: [RTPSender.Stream(chain: chain, port: port)], payloadType: 111, host: host,
+      onFault: Self.faultHandler(status, relay))
+    relay.target = self
     track.attach(sender)
   }
+
+  /// Whether publications made from now on measure ``Statistics/bytesCopiedToEncoder``: off by
+  /// default, as it costs a lock and a look at each frame's memory (the bench turns it on).
+  public static var countsCopiedBytes: Bool {
+    get { copyCounting.load(ordering: .relaxed) }
+    set { copyCounting.store(newValue, ordering: .relaxed) }
+  }
+  private static let copyCounting = Atomic(false)
+
+  /// Reports the sender's faults; an error ends the publication (the track stops feeding it).
+  private static func faultHandler(_ status: StreamStatus, _ publication: Relay<LocalTrackPublication>)
+    -> @Sendable (MediaFault) -> Void
+  {
+    { fault in
+      guard status.report(fault), let publication = publication.target else { return }
+      publication.detach()
+    }
+  }
+
+  /// Whether the publication is sending, failed (and why), or was unpublished.
+  public var state: StreamState { status.state }
+
+  /// The publication's changes from now on: faults of its pipeline (GStreamer's text and the
+  /// element's path) and the end of the publication.
+  public var events: AsyncStream<StreamEvent> { status.events }
 
   /// From raw frames to the payloader: I420 for the encoder (VP8 with real-time settings), or NV12
   /// and I420 as they come (H.264 constrained baseline tuned for zero latency, which takes both
@@ -162,7 +197,9 @@ public final class LocalTrackPublication: Sendable {
     var total = all[0]
     total.packetsSent = all.map(\.packetsSent).reduce(0, +)
     total.bytesSent = all.map(\.bytesSent).reduce(0, +)
-    total.bytesCopiedToEncoder = all.map(\.bytesCopiedToEncoder).reduce(0, +)
+    total.bytesCopiedToEncoder =
+      all.allSatisfy { $0.bytesCopiedToEncoder != nil }
+      ? all.compactMap(\.bytesCopiedToEncoder).reduce(0, +) : nil
     return statistics(total, key: nil)
   }
 
@@ -196,9 +233,15 @@ public final class LocalTrackPublication: Sendable {
 
   /// Stops sending.
   func stop() {
+    detach()
+    sender.stop()
+    status.stopped()
+  }
+
+  /// Stops the track feeding the sender.
+  private func detach() {
     (track as? LocalVideoTrack)?.detach(sender)
     (track as? LocalAudioTrack)?.detach(sender)
-    sender.stop()
   }
 
   /// The SDP media sections a receiver opens for this publication: one per stream. Smaller

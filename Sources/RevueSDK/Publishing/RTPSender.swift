@@ -15,6 +15,12 @@ import Synchronization
 /// receiver reports (symmetric RTCP), and no receiving port of the destination is ever bound here.
 /// `rtpbin`'s pads are requested in code, after `rtpbin` is configured, so that loss recovery
 /// (aux senders for RTX and FEC, connected before the pads are requested) slots in here.
+///
+/// Time: every buffer sent carries its capture time on the system clock (see ``MediaPipeline``);
+/// the sender maps it into its own running time (PTS and DTS), so RTP timestamps and the RTCP
+/// sender reports' NTP↔RTP mapping say when the media was captured, whatever pipeline it came
+/// from (`rtcp-sync-send-time=false`: the reports map capture time, not send time, so the
+/// encoder's delay does not shift one stream against another).
 final class RTPSender: Sendable {
   /// What one stream has done so far.
   struct Counters: Sendable, Hashable {
@@ -22,8 +28,9 @@ final class RTPSender: Sendable {
     var keyframes = 0
     var packetsSent = 0
     var bytesSent = 0
-    /// Bytes of frames that reached the encoder in other memory than they were sent in.
-    var bytesCopiedToEncoder = 0
+    /// Bytes of frames that reached the encoder in other memory than they were sent in; nil
+    /// unless the sender counts copies.
+    var bytesCopiedToEncoder: Int?
     /// The latest receiver report on this stream, if one came.
     var report: RTCPReportBlock?
     /// The round-trip time that report gave.
@@ -53,29 +60,42 @@ final class RTPSender: Sendable {
   let payloadType: Int
   /// The streams, in the order they were given (the full-size layer first).
   let streams: [Stream]
-  private let pipeline: Pipeline
+  private let pipeline: MediaPipeline
   private let source: AppSrc
   /// The frame rate video frames are sent at (nil for audio).
   private let frameRate: Int?
   private let framedCaps = Mutex<(input: Caps, output: Caps)?>(nil)
-  /// The memory of the buffers sent last, to tell at the encoders whether a frame was copied.
-  private let sent = Locked<[Int]>([])
+  /// The memory of the buffers sent last, to tell at the encoders whether a frame was copied;
+  /// nil when the sender does not count copies (the frame path then has no lock for it).
+  private let sent: Locked<[Int]>?
+  /// The pipeline's base time: a capture time minus it is the running time sent.
+  private let baseTime: ClockTime
+  /// The running time of the last buffer sent, to keep them in order.
+  private let lastSent = Atomic<UInt64>(0)
 
   /// Builds and starts the pipeline, sending every stream to `host`.
+  /// - Parameters:
+  ///   - frameRate: for video, the rate the encoders are set for.
+  ///   - countsCopies: whether ``Counters/bytesCopiedToEncoder`` is measured (a map and a lock
+  ///     per frame, for the bench and tests).
+  ///   - onFault: called on the posting thread for each warning and for the error that stops the sender.
   /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
-  /// - Parameter frameRate: for video, the rate the encoders are set for.
-  init(name: String, streams: [Stream], payloadType: Int, host: String, frameRate: Int? = nil) throws(RevueError) {
+  init(
+    name: String, streams: [Stream], payloadType: Int, host: String, frameRate: Int? = nil,
+    countsCopies: Bool = false, onFault: @escaping @Sendable (MediaFault) -> Void
+  ) throws(RevueError) {
     precondition(!streams.isEmpty, "a sender sends at least one stream")
     self.name = name
     self.frameRate = frameRate
     self.payloadType = payloadType
+    let sent = countsCopies ? Locked<[Int]>([]) : nil
+    self.sent = sent
     var streams = streams
+    pipeline = MediaPipeline(name: "\(name)-sender", onFault: onFault)
     do {
-      pipeline = Pipeline(name: "\(name)-sender")
       source = try AppSrc.make(name: "source")
       source.isLive = true
       source.format = .time
-      try source.set("do-timestamp", true)
       try source.set("min-latency", Int64(0))
       if streams.count == 1 {
         try source.set("max-bytes", UInt64(0))
@@ -84,18 +104,19 @@ final class RTPSender: Sendable {
       }
       let rtpbin = try Element.make("rtpbin", name: "rtpbin")
       try rtpbin.set("rtp-profile", Value.enumeration("avpf"))
+      try rtpbin.set("rtcp-sync-send-time", false)
       try rtpbin.set(
         "sdes", try Structure(name: "application/x-rtp-source-sdes", ["cname": LocalTrackPublication.cname]))
-      try pipeline.add(source, rtpbin)
+      try pipeline.pipeline.add(source, rtpbin)
       let split = streams.count > 1 ? try Element.make("tee", name: "split") : source
       if split !== source {
-        try pipeline.add(split)
+        try pipeline.pipeline.add(split)
         try source.link(split)
       }
       for index in streams.indices {
         streams[index].rtcpPort = try Self.addSession(
-          index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin, in: pipeline,
-          reports: reports, sent: sent)
+          index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin,
+          in: pipeline.pipeline, reports: reports, sent: sent)
       }
     } catch {
       throw RevueError(.gstreamer, "cannot build the \(name) sender", underlying: error)
@@ -104,9 +125,9 @@ final class RTPSender: Sendable {
     do {
       try pipeline.play()
     } catch {
-      pipeline.stop()
       throw RevueError(.gstreamer, "the \(name) sender to \(host):\(streams[0].port) cannot start", underlying: error)
     }
+    baseTime = pipeline.pipeline.baseTime
   }
 
   /// Frames queued before a stream's encoder at most; a frame beyond drops the oldest.
@@ -116,7 +137,7 @@ final class RTPSender: Sendable {
   /// sockets. Returns the local RTCP port.
   private static func addSession(
     _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Element,
-    in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>
+    in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
   ) throws -> Int {
     let queue = split is AppSrc ? "" : "queue max-size-buffers=\(queuedFrames) leaky=downstream ! "
     let chain = try Bin(parsing: "\(queue)\(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=1200")
@@ -142,15 +163,20 @@ final class RTPSender: Sendable {
 
   /// Counts what a stream encodes and sends, and keeps the receiver reports on it.
   private static func count(
-    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, sent: Locked<[Int]>,
+    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, sent: Locked<[Int]>?,
     reported: @escaping @Sendable () -> Void
   ) {
     let counters = stream.counters
-    encoder?.staticPad("sink")?.addProbe(.buffer) { _, info in
-      guard let buffer = info.buffer, let address = buffer.dataAddress.map({ Int(bitPattern: $0) }) else { return .ok }
-      let copied = !sent.value.withLock { $0.contains(address) }
-      if copied { counters.value.withLock { $0.bytesCopiedToEncoder += buffer.size } }
-      return .ok
+    if let sent {
+      counters.value.withLock { $0.bytesCopiedToEncoder = 0 }
+      encoder?.staticPad("sink")?.addProbe(.buffer) { _, info in
+        guard let buffer = info.buffer, let address = buffer.dataAddress.map({ Int(bitPattern: $0) }) else {
+          return .ok
+        }
+        let copied = !sent.value.withLock { $0.contains(address) }
+        if copied { counters.value.withLock { $0.bytesCopiedToEncoder? += buffer.size } }
+        return .ok
+      }
     }
     encoder?.staticPad("src")?.addProbe(.buffer) { _, info in
       let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
@@ -191,18 +217,34 @@ final class RTPSender: Sendable {
     return sink
   }
 
-  deinit { pipeline.stop() }
-
-  /// Sends a buffer of media (shared, not copied); drops it, logged, when the pipeline refuses.
-  func send(_ buffer: Buffer, caps: Caps) {
-    if let address = buffer.dataAddress.map({ Int(bitPattern: $0) }) {
+  /// Sends a buffer of media (its memory shared, not copied) captured at `captured` on the
+  /// system clock (now when nil); drops it, logged, when it was captured before the last one sent
+  /// or the pipeline refuses it.
+  func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
+    let captured = captured ?? Clock.system.time
+    // Media captured before the sender started (in flight as it was made) counts as its start.
+    let time = captured > baseTime ? captured.nanoseconds - baseTime.nanoseconds : 0
+    var previous = lastSent.load(ordering: .relaxed)
+    repeat {
+      guard time > previous || (time == 0 && previous == 0) else {
+        RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one the \(name) sender sent")
+        return
+      }
+      let (exchanged, original) = lastSent.compareExchange(expected: previous, desired: time, ordering: .relaxed)
+      if exchanged { break }
+      previous = original
+    } while true
+    var timed = buffer
+    timed.pts = ClockTime(nanoseconds: time)
+    timed.dts = timed.pts
+    if let sent, let address = timed.dataAddress.map({ Int(bitPattern: $0) }) {
       sent.value.withLock { recent in
         recent.append(address)
         if recent.count > 8 { recent.removeFirst() }
       }
     }
     do {
-      try source.push(sample: Sample(buffer: buffer, caps: withFrameRate(caps)))
+      try source.push(sample: Sample(buffer: timed, caps: withFrameRate(caps)))
     } catch {
       RevueLog.log(.debug, "Publication", "buffer dropped: the \(name) sender refused it (\(error))")
     }

@@ -8,8 +8,12 @@ import Synchronization
 /// (`pulsesink`), or else ALSA's default device, or an ALSA device by name. The sound card sets the
 /// pace: the player keeps at most 200 ms of audio waiting and drops the oldest beyond that, so a
 /// sender whose clock runs fast never makes the delay grow.
+///
+/// When the output fails while playing (the sound server goes away), the player stops:
+/// ``state`` says why and ``events`` tells it.
 public final class AudioPlayer: AudioRenderer, Sendable {
-  private let pipeline: Pipeline
+  private let pipeline: MediaPipeline
+  private let status = StreamStatus(name: "the audio player")
   private let source: AppSrc
   private let played = Locked(0)
   private let progress = Broadcast<Int>()
@@ -20,16 +24,21 @@ public final class AudioPlayer: AudioRenderer, Sendable {
   public init(alsaDevice: String? = nil) throws(RevueError) {
     let sinks = alsaDevice.map { ["alsasink device=\"\($0)\""] } ?? ["pulsesink", "alsasink"]
     var failures: [String] = []
+    let status = self.status
+    // An output that cannot open says so in the error thrown, not as a fault of the player.
+    let opened = Locked(false)
     for sink in sinks {
-      var built: Pipeline?
+      var built: MediaPipeline?
       do {
-        let pipeline = try Pipeline(
+        let pipeline = try MediaPipeline(
           parsing: "appsrc name=source is-live=true format=time max-buffers=10 leaky-type=downstream"
-            + " ! audioconvert ! audioresample ! \(sink) name=output sync=false")
+            + " ! audioconvert ! audioresample ! \(sink) name=output sync=false"
+        ) { fault in if opened.value.withLock({ $0 }) { status.report(fault) } }
         built = pipeline
-        let source = try pipeline.element(named: "source", as: AppSrc.self)
+        let source = try pipeline.pipeline.element(named: "source", as: AppSrc.self)
         source.caps = AudioFormat.standard.caps
         try pipeline.play()
+        opened.value.withLock { $0 = true }
         (self.pipeline, self.source) = (pipeline, source)
         count()
         return
@@ -51,7 +60,7 @@ public final class AudioPlayer: AudioRenderer, Sendable {
   private func count() {
     let (played, progress) = (played, progress)
     let bytesPerFrame = AudioFormat.standard.channelCount * AudioFormat.standard.sampleFormat.bytesPerSample
-    pipeline.element(named: "output")?.staticPad("sink")?.addProbe(.buffer) { _, info in
+    pipeline.pipeline.element(named: "output")?.staticPad("sink")?.addProbe(.buffer) { _, info in
       let frames = (info.buffer?.size ?? 0) / bytesPerFrame
       progress.send(
         played.value.withLock { total in
@@ -62,7 +71,11 @@ public final class AudioPlayer: AudioRenderer, Sendable {
     }
   }
 
-  deinit { pipeline.stop() }
+  /// Whether the player plays, failed (its output failed: why), or was stopped.
+  public var state: StreamState { status.state }
+
+  /// The player's changes from now on: faults of its output and its end.
+  public var events: AsyncStream<StreamEvent> { status.events }
 
   /// Queues a buffer for the sound output (shared, not copied); called by the track it is added to.
   public func render(pcmBuffer: AudioPCMBuffer) {
@@ -82,6 +95,7 @@ public final class AudioPlayer: AudioRenderer, Sendable {
   /// Stops playing; buffers rendered afterwards are dropped.
   public func stop() {
     pipeline.stop()
+    status.stopped()
     progress.finish()
   }
 }

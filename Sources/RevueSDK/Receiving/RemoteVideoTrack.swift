@@ -41,8 +41,10 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   let receiver: RTPReceiver
   private let last = Mutex<PixelBuffer?>(nil)
 
-  /// Receives `codec` on `port` of `address`.
-  init(name: String, codec: VideoCodec, address: String, port: Int, latency: Int) throws(RevueError) {
+  /// Receives `codec` on `port` of `address`; `syncMeter` looks for the sync signal's flashes.
+  init(name: String, codec: VideoCodec, address: String, port: Int, latency: Int, syncMeter: SyncMeter? = nil)
+    throws(RevueError)
+  {
     self.codec = codec
     let decode =
       switch codec {
@@ -55,22 +57,34 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
         + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency
-    ) { sample in relay.target?.deliver(sample) }
+    ) { sample, captured in
+      guard let frame = relay.target?.deliver(sample), let syncMeter, let captured else { return }
+      syncMeter.video(frame, captured: captured)
+    }
     super.init(name: name, source: .camera)
     relay.target = self
   }
 
-  private func deliver(_ sample: Sample) {
+  /// Renders a decoded sample; returns its frame.
+  private func deliver(_ sample: Sample) -> PixelBuffer? {
     guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
       let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
       let frame = try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
-    else { return }
+    else { return nil }
     last.withLock { $0 = frame }
     render(frame)
+    return frame
   }
 
   /// The receiver's counters now.
   public var statistics: Statistics { receiver.statistics }
+
+  /// Whether the track is being received, failed (its decoder or socket failed: why), or was stopped.
+  public var state: StreamState { receiver.status.state }
+
+  /// The track's changes from now on: faults of its pipeline (GStreamer's text and the
+  /// element's path) and its end.
+  public var events: AsyncStream<StreamEvent> { receiver.status.events }
 
   /// The frame rendered last, if any (for snapshots).
   public var lastFrame: PixelBuffer? { last.withLock { $0 } }
@@ -81,8 +95,8 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
 public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
   let receiver: RTPReceiver
 
-  /// Receives Opus on `port` of `address`.
-  init(name: String, address: String, port: Int, latency: Int) throws(RevueError) {
+  /// Receives Opus on `port` of `address`; `syncMeter` listens for the sync signal's beeps.
+  init(name: String, address: String, port: Int, latency: Int, syncMeter: SyncMeter? = nil) throws(RevueError) {
     let relay = Relay<RemoteAudioTrack>()
     let format = AudioFormat.standard
     receiver = try RTPReceiver(
@@ -90,13 +104,14 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
       caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
       latency: latency
-    ) { sample in
+    ) { sample, captured in
       guard let buffer = sample.buffer,
         let pcm = try? AudioPCMBuffer(
           wrapping: buffer, sampleRate: format.sampleRate, channelCount: format.channelCount,
           format: format.sampleFormat)
       else { return }
       relay.target?.render(pcm)
+      if let syncMeter, let captured { syncMeter.audio(pcm, captured: captured) }
     }
     super.init(name: name, source: .microphone)
     relay.target = self
@@ -104,6 +119,12 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
 
   /// The receiver's counters now (`framesDecoded` counts decoded buffers).
   public var statistics: RemoteVideoTrack.Statistics { receiver.statistics }
+
+  /// Whether the track is being received, failed (its decoder or socket failed: why), or was stopped.
+  public var state: StreamState { receiver.status.state }
+
+  /// The track's changes from now on: faults of its pipeline and its end.
+  public var events: AsyncStream<StreamEvent> { receiver.status.events }
 }
 
 /// A weak reference, set once, from a receiver's callback to the track made after it.
@@ -132,11 +153,21 @@ public final class RemoteParticipant: Sendable {
   public let videoTrack: RemoteVideoTrack?
   /// The audio track received, if the stream has one.
   public let audioTrack: RemoteAudioTrack?
+  private let syncMeter: SyncMeter?
 
-  init(videoTrack: RemoteVideoTrack?, audioTrack: RemoteAudioTrack?) {
+  init(videoTrack: RemoteVideoTrack?, audioTrack: RemoteAudioTrack?, syncMeter: SyncMeter? = nil) {
     self.videoTrack = videoTrack
     self.audioTrack = audioTrack
+    self.syncMeter = syncMeter
   }
+
+  /// The lip sync of the sender's video and audio, when they carry the sync test signal
+  /// (`revue stream --test-pattern --audio`): the time from a white flash to the start of its
+  /// beep, in milliseconds, as a receiver that plays the two in sync by the sender's RTCP
+  /// reports shows them (the median of the latest pairs; positive: the sound comes late). Nil
+  /// until a flash and its beep arrived, or when the stream was not opened with
+  /// `measuresAVSync` (``Room/listen(sdp:on:latency:measuresAVSync:)``).
+  public var avSyncMilliseconds: Double? { syncMeter?.skewMilliseconds }
 
   /// Stops receiving.
   func stop() {
@@ -180,24 +211,28 @@ final class RTPReceiver: Sendable {
 
     /// Notes a decoded frame: the frames before it that were never decoded are dropped, and its
     /// latency is measured against the sender's clock.
-    mutating func decoded(pts: ClockTime?, clockRate: Int) {
+    /// - Returns: the sender's wall-clock time of the frame's capture (NTP format), once a sender
+    ///   report maps its RTP timestamp.
+    mutating func decoded(pts: ClockTime?, clockRate: Int) -> UInt64? {
       frames += 1
-      guard let pts, let index = inFlight.firstIndex(where: { $0.pts == pts }) else { return }
+      guard let pts, let index = inFlight.firstIndex(where: { $0.pts == pts }) else { return nil }
       dropped += index
-      if let report = senderReport {
-        let sent = report.ntpTime(ofRTPTimestamp: inFlight[index].rtp, clockRate: clockRate)
-        let elapsed = Int64(bitPattern: RTCPSenderInfo.ntpNow() &- sent)
-        // A frame older than a minute means a report of another stream, or a clock jump.
-        if elapsed >= 0, elapsed < 60 << 32 { latencies = (latencies.sum + Double(elapsed), latencies.count + 1) }
-      }
-      inFlight.removeFirst(index + 1)
+      defer { inFlight.removeFirst(index + 1) }
+      guard let report = senderReport else { return nil }
+      let sent = report.ntpTime(ofRTPTimestamp: inFlight[index].rtp, clockRate: clockRate)
+      let elapsed = Int64(bitPattern: RTCPSenderInfo.ntpNow() &- sent)
+      // A frame older than a minute means a report of another stream, or a clock jump.
+      if elapsed >= 0, elapsed < 60 << 32 { latencies = (latencies.sum + Double(elapsed), latencies.count + 1) }
+      return sent
     }
   }
 
   let port: Int
   /// The sender's CNAME, each time it is learned or changes.
   let identities = Broadcast<String>()
-  private let pipeline: Pipeline
+  /// Running, failed or stopped, with the pipeline's faults.
+  let status: StreamStatus
+  private let pipeline: MediaPipeline
   private let counters = Locked(Counters())
   private let jitterBuffer: Element
 
@@ -206,12 +241,16 @@ final class RTPReceiver: Sendable {
   /// - Parameters:
   ///   - caps: the RTP caps of the stream.
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
+  ///   - deliver: called with each decoded sample and the sender's wall-clock time of its
+  ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
     address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
-    deliver: @escaping @Sendable (Sample) -> Void
+    deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
+    let status = StreamStatus(name: "the receiver on port \(port)")
+    self.status = status
     let description = """
       udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
       ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf \
@@ -221,20 +260,20 @@ final class RTPReceiver: Sendable {
       session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
       """
     do {
-      pipeline = try Pipeline(parsing: description)
-      jitterBuffer = try pipeline.element(named: "jitter", as: Element.self)
-      let rtcpIn = try pipeline.element(named: "rtcpin", as: Element.self)
-      try pipeline.element(named: "rtpin", as: Element.self).setState(.ready)
+      pipeline = try MediaPipeline(parsing: description) { status.report($0) }
+      jitterBuffer = try pipeline.pipeline.element(named: "jitter", as: Element.self)
+      let rtcpIn = try pipeline.pipeline.element(named: "rtcpin", as: Element.self)
+      try pipeline.pipeline.element(named: "rtpin", as: Element.self).setState(.ready)
       try rtcpIn.setState(.ready)
-      try rtcpIn.shareSocket(with: try pipeline.element(named: "rtcpout", as: Element.self))
-      try? pipeline.element(named: "decoder")?.set("automatic-request-sync-points", true)
+      try rtcpIn.shareSocket(with: try pipeline.pipeline.element(named: "rtcpout", as: Element.self))
+      try? pipeline.pipeline.element(named: "decoder")?.set("automatic-request-sync-points", true)
     } catch {
       throw RevueError(
         .invalidInput, "cannot receive on \(address):\(port)-\(port + 1) (is the port in use?)", underlying: error)
     }
     let counters = self.counters
     let identities = self.identities
-    pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+    pipeline.pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
       let valid = buffer.isValidRTP
       counters.value.withLock { counters in
@@ -248,8 +287,8 @@ final class RTPReceiver: Sendable {
       if !valid { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
       return valid ? .ok : .drop
     }
-    let rtcpOut = try? pipeline.element(named: "rtcpout", as: Element.self)
-    pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+    let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
+    pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
       let name = buffer.rtcpCNames.values.first
       let sender = buffer.senderAddress
@@ -271,7 +310,7 @@ final class RTPReceiver: Sendable {
       return .ok
     }
     do {
-      let sink = try pipeline.element(named: "sink", as: AppSink.self)
+      let sink = try pipeline.pipeline.element(named: "sink", as: AppSink.self)
       jitterBuffer.staticPad("src")?.addProbe(.buffer) { _, info in
         guard let buffer = info.buffer, let pts = buffer.pts, let header = buffer.rtpHeader else { return .ok }
         counters.value.withLock { $0.arrived(pts: pts, rtp: header.timestamp, ssrc: header.ssrc) }
@@ -291,19 +330,19 @@ final class RTPReceiver: Sendable {
       }
       sink.setCallbacks(newSample: { sample in
         let pts = sample.buffer?.pts
-        counters.value.withLock { $0.decoded(pts: pts, clockRate: clockRate) }
-        deliver(sample)
+        let captured = counters.value.withLock { $0.decoded(pts: pts, clockRate: clockRate) }
+        deliver(sample, captured)
       })
       try pipeline.play()
     } catch {
-      pipeline.stop()
       throw RevueError(.gstreamer, "the receiver on port \(port) cannot start", underlying: error)
     }
   }
 
-  deinit { pipeline.stop() }
-
-  func stop() { pipeline.stop() }
+  func stop() {
+    pipeline.stop()
+    status.stopped()
+  }
 
   var cname: String? { counters.value.withLock { $0.cname } }
 

@@ -33,7 +33,7 @@ public final class LocalParticipant: Sendable {
     microphone = DeviceSwitch { broadcast.send(.microphoneActive($0)) }
     cameraTrack = LocalVideoTrack.createCameraTrack()
     microphoneTrack = LocalAudioTrack.createMicrophoneTrack()
-    watchCamera()
+    watchDevices()
   }
 
   private var cameraCapturer: CameraCapturer { cameraTrack.capturer as! CameraCapturer }
@@ -60,7 +60,12 @@ public final class LocalParticipant: Sendable {
   /// Turns the camera on or off. When `options` are given, the camera uses them (as
   /// ``CameraCapturer/set(options:)`` does); when they cannot be applied, it starts with the
   /// options it had.
+  ///
+  /// Off means off: once it returns with `enabled: false`, no camera frame reaches a renderer or
+  /// a publication (the track's placeholder does, if it has one), while the camera itself stops
+  /// a moment later.
   public func setCamera(enabled: Bool, options: CameraCaptureOptions? = nil) {
+    if enabled { cameraTrack.gate.open() } else { cameraTrack.gate.close() }
     let capturer = cameraCapturer
     camera.request(enabled) { [camera] enabled in
       if enabled {
@@ -117,8 +122,10 @@ public final class LocalParticipant: Sendable {
     room.room?.unpublish(publication)
   }
 
-  /// Turns the microphone on or off.
+  /// Turns the microphone on or off. Once it returns with `enabled: false`, no microphone audio
+  /// reaches a renderer or a publication, while the microphone itself stops a moment later.
   public func setMicrophone(enabled: Bool) {
+    if enabled { microphoneTrack.gate.open() } else { microphoneTrack.gate.close() }
     let capturer = microphoneTrack.capturer!
     microphone.request(enabled) { [microphone] enabled in
       do {
@@ -130,14 +137,25 @@ public final class LocalParticipant: Sendable {
     }
   }
 
-  /// Follows the camera when it stops or resumes by itself (unplugged, plugged back).
-  private func watchCamera() {
-    let events = cameraCapturer.events
+  /// Follows the camera and microphone when they stop or resume by themselves (unplugged,
+  /// failed, plugged back).
+  private func watchDevices() {
+    let cameraEvents = cameraCapturer.events
     Task { [camera] in
-      for await event in events {
+      for await event in cameraEvents {
         switch event {
         case .interrupted: camera.deviceStopped()
         case .state(.capturing): camera.deviceResumed()
+        default: break
+        }
+      }
+    }
+    guard let microphoneEvents = microphoneTrack.capturer?.events else { return }
+    Task { [microphone] in
+      for await event in microphoneEvents {
+        switch event {
+        case .interrupted: microphone.deviceStopped()
+        case .state(.capturing): microphone.deviceResumed()
         default: break
         }
       }

@@ -87,13 +87,19 @@ public final class Room: Sendable {
 
   /// Receives the streams an SDP describes (its `m=video` and `m=audio` sections: VP8, H.264
   /// and Opus), on `address`.
+  /// - Parameter measuresAVSync: whether the participant measures the lip sync of a stream
+  ///   that carries the sync test signal (``RemoteParticipant/avSyncMilliseconds``): it reads
+  ///   64 pixels of every frame and every audio sample.
   /// - Returns: the participant whose tracks they are.
   /// - Throws: ``RevueError`` naming the SDP line that is malformed or unsupported, or a port
   ///   that cannot be bound; nothing is received then.
   @discardableResult
-  public func listen(sdp: String, on address: String = "0.0.0.0", latency: Int = 50) async throws -> RemoteParticipant {
+  public func listen(sdp: String, on address: String = "0.0.0.0", latency: Int = 50, measuresAVSync: Bool = false)
+    async throws -> RemoteParticipant
+  {
     let media = try SDPMedia.parse(sdp)
     let resolved = try Self.resolve(address)
+    let meter = measuresAVSync ? SyncMeter() : nil
     var video: RemoteVideoTrack?
     var audio: RemoteAudioTrack?
     for section in media {
@@ -101,13 +107,14 @@ public final class Room: Sendable {
       case .video(let codec):
         guard video == nil else { continue }
         video = try RemoteVideoTrack(
-          name: "video", codec: codec, address: resolved, port: section.port, latency: latency)
+          name: "video", codec: codec, address: resolved, port: section.port, latency: latency, syncMeter: meter)
       case .opus:
         guard audio == nil else { continue }
-        audio = try RemoteAudioTrack(name: "audio", address: resolved, port: section.port, latency: latency)
+        audio = try RemoteAudioTrack(
+          name: "audio", address: resolved, port: section.port, latency: latency, syncMeter: meter)
       }
     }
-    let participant = RemoteParticipant(videoTrack: video, audioTrack: audio)
+    let participant = RemoteParticipant(videoTrack: video, audioTrack: audio, syncMeter: meter)
     remotes.withLock { $0["sdp:\(media.first?.port ?? 0)"] = participant }
     return participant
   }

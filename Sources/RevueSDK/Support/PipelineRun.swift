@@ -4,7 +4,7 @@ import Synchronization
 /// A pipeline config running: started at once, it ends at end of stream or at the first error,
 /// which names the element that posted it.
 public final class PipelineRun: Sendable {
-  private let pipeline: Pipeline
+  private let pipeline: MediaPipeline
   private let outcome = Locked<(ended: Bool, failure: String?)>((false, nil))
 
   /// Checks the config (``PipelineConfig/checkedDescription(variables:)``) and starts it.
@@ -12,33 +12,29 @@ public final class PipelineRun: Sendable {
   ///   variable; ``RevueError`` when GStreamer refuses the description or the pipeline cannot start.
   public init(_ config: PipelineConfig, variables: [String: String] = [:]) throws {
     let description = try config.checkedDescription(variables: variables)
+    let outcome = self.outcome
     do {
-      pipeline = try Pipeline(parsing: description)
+      pipeline = try MediaPipeline(parsing: description) { fault in
+        guard fault.severity == .error else {
+          return RevueLog.log(.warning, "PipelineRun", "\(config.source): \(fault)")
+        }
+        outcome.value.withLock { state in
+          if state.failure == nil { state.failure = "\(fault)" }
+          state.ended = true
+        }
+      }
     } catch {
       throw RevueError(.invalidInput, "\(config.source): \(error)")
     }
-    let outcome = self.outcome
-    _ = pipeline.bus.addSyncHandler { message in
-      switch message.kind {
-      case .error(let error):
-        let element = error.source.split(separator: "/").last.map { String($0.split(separator: ":").last ?? $0) }
-        outcome.value.withLock { state in
-          if state.failure == nil { state.failure = "\(element ?? error.source): \(error.error.message)" }
-          state.ended = true
-        }
-      case .eos: outcome.value.withLock { $0.ended = true }
-      default: break
-      }
+    _ = pipeline.pipeline.bus.addSyncHandler { message in
+      if case .eos = message.kind { outcome.value.withLock { $0.ended = true } }
     }
     do {
       try pipeline.play()
     } catch {
-      pipeline.stop()
       throw RevueError(.gstreamer, "\(config.source) cannot start", underlying: error)
     }
   }
-
-  deinit { pipeline.stop() }
 
   /// Whether the pipeline reached end of stream or failed.
   public var hasEnded: Bool { outcome.value.withLock { $0.ended } }
@@ -50,7 +46,7 @@ public final class PipelineRun: Sendable {
   /// for it to come through, then stops the pipeline.
   public func finish(timeout: Duration = .seconds(3)) async {
     if !hasEnded {
-      _ = pipeline.sendEndOfStream()
+      _ = pipeline.pipeline.sendEndOfStream()
       let deadline = ContinuousClock.now + timeout
       while !hasEnded && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
     }

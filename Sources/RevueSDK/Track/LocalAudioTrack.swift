@@ -34,11 +34,18 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
   }
 
   private let senders = Mutex<[RTPSender]>([])
+  /// Closed the moment the microphone is switched off: audio still coming from it is held back.
+  let gate = DeliveryGate()
 
+  /// Hands a buffer to the renderers and publications, unless muted or switched off.
   func deliver(_ buffer: AudioPCMBuffer) {
-    guard !isMuted else { return }
-    render(buffer)
-    for sender in senders.withLock({ $0 }) { sender.send(buffer.buffer, caps: format.caps) }
+    gate.pass { isOpen in
+      guard isOpen, !isMuted else { return }
+      render(buffer)
+      for sender in senders.withLock({ $0 }) {
+        sender.send(buffer.buffer, caps: format.caps, capturedAt: buffer.timestamp)
+      }
+    }
   }
 
   /// Starts handing every delivered buffer to `sender` (a publication's).

@@ -12,6 +12,8 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   private let senders = Mutex<[RTPSender]>([])
   /// Sends the placeholder while the camera is off.
   private let offAir = Mutex<Task<Void, Never>?>(nil)
+  /// Closed the moment the camera is switched off: frames still coming from it are held back.
+  let gate = DeliveryGate()
 
   /// How often the placeholder is sent while the camera is off.
   static let placeholderInterval: Duration = .milliseconds(200)
@@ -59,7 +61,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   /// Sends the placeholder, if there is one, to every publication.
   private func sendPlaceholder() {
     guard let placeholder = mutePlaceholder else { return }
-    for sender in senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps) }
+    for sender in senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps, capturedAt: nil) }
   }
 
   /// A track filled with the App's own frames through its ``BufferCapturer``.
@@ -110,16 +112,19 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     return processor.process(pixelBuffer: frame)
   }
 
+  /// Hands a frame (or the placeholder, while muted or switched off) to the renderers and publications.
   func deliver(_ frame: PixelBuffer) {
-    let sent: PixelBuffer
-    if isMuted {
-      guard let placeholder = mutePlaceholder else { return }
-      sent = placeholder
-    } else {
-      sent = frame
+    gate.pass { isOpen in
+      let sent: PixelBuffer
+      if isMuted || !isOpen {
+        guard let placeholder = mutePlaceholder else { return }
+        sent = placeholder
+      } else {
+        sent = frame
+      }
+      render(sent)
+      for sender in senders.withLock({ $0 }) { sender.send(sent.buffer, caps: sent.caps, capturedAt: frame.timestamp) }
     }
-    render(sent)
-    for sender in senders.withLock({ $0 }) { sender.send(sent.buffer, caps: sent.caps) }
   }
 
   /// Starts handing every delivered frame to `sender` (a publication's).

@@ -16,7 +16,7 @@ struct ReceiveCommand {
       } catch {
         throw RevueError(.invalidInput, "cannot read SDP file \(path)", underlying: error)
       }
-      remote = try await room.listen(sdp: sdp)
+      remote = try await room.listen(sdp: sdp, measuresAVSync: true)
     } else {
       remote = try await room.listen(
         on: URL(string: "rtp://0.0.0.0:\(options.port)")!, codec: options.codec ?? .vp8)
@@ -51,6 +51,7 @@ struct ReceiveCommand {
           ("packetsLost", stats.packetsLost), ("framesDropped", stats.framesDropped),
           ("invalidPackets", stats.invalidPackets), ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
           ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
+          ("avSyncMilliseconds", remote.avSyncMilliseconds as Any? ?? NSNull()),
           ("sender", remote.identity),
         ],
         text:

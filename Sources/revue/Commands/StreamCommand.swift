@@ -90,10 +90,7 @@ struct StreamCommand {
       options: VideoPublishOptions(encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec))
     var microphone: LocalAudioTrack?
     if options.audio {
-      let (device, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
-      if isVirtual {
-        FileHandle.standardError.write(Data("revue: no microphone found: using a virtual one (a 440 Hz tone)\n".utf8))
-      }
+      let device = try await pickMicrophone()
       let track = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: device))
       try await track.capturer?.startCapture()
       _ = try await participant.publish(audioTrack: track)
@@ -145,6 +142,19 @@ struct StreamCommand {
       }
       return device
     }
+  }
+
+  /// The first microphone, or a virtual one (said so) when there is none; with the test
+  /// pattern, the virtual microphone of the sync signal, which beeps as the pattern flashes.
+  private func pickMicrophone() async throws -> CaptureDevice {
+    if case .testPattern = options.source {
+      return try await VirtualDevices.microphone(name: "Sync Signal", signal: .sync)
+    }
+    let (device, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
+    if isVirtual {
+      FileHandle.standardError.write(Data("revue: no microphone found: using a virtual one (a 440 Hz tone)\n".utf8))
+    }
+    return device
   }
 
   static func url(_ destination: String) throws -> URL {

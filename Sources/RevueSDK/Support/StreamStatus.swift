@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Whether a publication or a received track is running.
+public enum StreamState: Sendable, Hashable {
+  /// Sending or receiving.
+  case running
+  /// Ended by a fault of its pipeline (an encoder, decoder or socket that failed): what it was.
+  /// Nothing else stopped.
+  case failed(MediaFault)
+  /// Stopped by the App (unpublished, disconnected).
+  case stopped
+}
+
+/// A change of a publication or of a received track.
+public enum StreamEvent: Sendable, Hashable {
+  /// The state changed.
+  case state(StreamState)
+  /// An element of its pipeline warned or failed (a failure also ends the stream:
+  /// ``state(_:)`` with ``StreamState/failed(_:)`` follows).
+  case fault(MediaFault)
+}
+
+/// The state and events of one stream (a publication or a received track), fed by its
+/// pipeline's faults.
+final class StreamStatus: Sendable {
+  private let current = Mutex(StreamState.running)
+  private let broadcast = Broadcast<StreamEvent>()
+  /// What the log calls the stream, such as `the vp8 publication`.
+  private let name: String
+
+  init(name: String) { self.name = name }
+
+  var state: StreamState { current.withLock { $0 } }
+
+  /// The changes from now on; the latest 64 wait for a consumer that is behind.
+  var events: AsyncStream<StreamEvent> { broadcast.subscribe(bufferingPolicy: .bufferingNewest(64)) }
+
+  /// Records a fault of the stream's pipeline: logged and sent; an error ends the stream.
+  /// - Returns: true when the fault ended the stream (the first error).
+  @discardableResult
+  func report(_ fault: MediaFault) -> Bool {
+    RevueLog.log(fault.severity == .error ? .error : .warning, "Pipeline", "\(name): \(fault)")
+    broadcast.send(.fault(fault))
+    return fault.severity == .error && change(to: .failed(fault))
+  }
+
+  /// The App stopped the stream.
+  func stopped() { change(to: .stopped) }
+
+  /// Moves from running to `state`, once; sends the change.
+  @discardableResult
+  private func change(to state: StreamState) -> Bool {
+    current.withLock { current in
+      guard current == .running else { return false }
+      current = state
+      broadcast.send(.state(state))
+      return true
+    }
+  }
+}
