@@ -159,6 +159,8 @@ public struct Buffer: Sendable {
     public static let marker = Flags(rawValue: GST_BUFFER_FLAG_MARKER.rawValue)
     /// May be dropped without harm.
     public static let droppable = Flags(rawValue: GST_BUFFER_FLAG_DROPPABLE.rawValue)
+    /// A gap: the data is silence or nothing, and elements may skip it.
+    public static let gap = Flags(rawValue: GST_BUFFER_FLAG_GAP.rawValue)
   }
 
   /// The buffer's flags.

@@ -84,7 +84,7 @@ enum SyncSignal {
 
   // MARK: - Microphones
 
-  /// Makes `source` (an `audiotestsrc` of silence, 16-bit samples) beep on each flash, while it runs.
+  /// Makes `source` (an `audiotestsrc` of zeros, 16-bit samples) beep on each flash, while it runs.
   static func attachBeep(to source: Element) {
     guard let pad = source.staticPad("src") else { return }
     pad.addProbe(.buffer) { pad, info in
@@ -110,6 +110,8 @@ enum SyncSignal {
           for channel in 0..<channels { samples[frame * channels + channel] = value }
         }
       }
+      // audiotestsrc marks its silence a gap, which the elements after it would skip.
+      buffer.flags.remove(.gap)
       info.buffer = buffer
       return .ok
     }

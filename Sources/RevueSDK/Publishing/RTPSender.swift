@@ -102,7 +102,7 @@ final class RTPSender: Sendable {
         try source.set("max-buffers", UInt64(Self.queuedFrames))
         try source.set("leaky-type", Value.enumeration("downstream"))
       }
-      let rtpbin = try Element.make("rtpbin", name: "rtpbin")
+      let rtpbin = try Element.make("rtpbin", name: "rtpbin", as: Bin.self)
       try rtpbin.set("rtp-profile", Value.enumeration("avpf"))
       try rtpbin.set("rtcp-sync-send-time", false)
       try rtpbin.set(
@@ -130,13 +130,16 @@ final class RTPSender: Sendable {
     baseTime = pipeline.pipeline.baseTime
   }
 
+  /// The least time between two RTCP reports of a stream, in nanoseconds.
+  static let reportInterval = 1_000_000_000
+
   /// Frames queued before a stream's encoder at most; a frame beyond drops the oldest.
   private static let queuedFrames = 2
 
   /// Adds session `index` of `rtpbin`: the stream's chain from `split`, its RTP and RTCP
   /// sockets. Returns the local RTCP port.
   private static func addSession(
-    _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Element,
+    _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Bin,
     in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
   ) throws -> Int {
     let queue = split is AppSrc ? "" : "queue max-size-buffers=\(queuedFrames) leaky=downstream ! "
@@ -149,6 +152,11 @@ final class RTPSender: Sendable {
     try pipeline.add(chain, rtpOut, rtcpOut, rtcpIn)
     try split.link(chain)
     try chain.staticPad("src")!.link(try rtpbin.requestPad("send_rtp_sink_\(index)"))
+    // Sender reports every second (libwebrtc's pace for video), not RFC 3550's five: a receiver
+    // lines audio and video up, and learns the latency, from the first second on.
+    for session in rtpbin.elements where session.factoryName == "rtpsession" {
+      try session.set("rtcp-min-interval", UInt64(Self.reportInterval))
+    }
     try rtpbin.staticPad("send_rtp_src_\(index)")!.link(rtpOut.staticPad("sink")!)
     try rtpbin.requestPad("send_rtcp_src_\(index)").link(rtcpOut.staticPad("sink")!)
     try rtcpIn.staticPad("src")!.link(try rtpbin.requestPad("recv_rtcp_sink_\(index)"))

@@ -40,19 +40,7 @@ final class SyncMeter: Sendable {
   /// Looks at a decoded frame captured at `captured` (NTP format): a frame of mean luma above
   /// 200 after one below is a flash. Reads 64 pixels of the frame.
   func video(_ frame: PixelBuffer, captured: UInt64) {
-    guard
-      let luma = try? frame.withPlane(
-        0,
-        { bytes, plane -> Int in
-          var sum = 0
-          for row in 0..<8 {
-            let offset = (frame.height * (2 * row + 1) / 16) * plane.stride
-            for column in 0..<8 { sum += Int(bytes[offset + frame.width * (2 * column + 1) / 16]) }
-          }
-          return sum / 64
-        })
-    else { return }
-    let bright = luma > Self.brightLuma
+    guard let bright = Self.isFlash(frame) else { return }
     state.withLock { state in
       defer { state.bright = bright }
       guard bright, !state.bright else { return }
@@ -84,6 +72,20 @@ final class SyncMeter: Sendable {
         Self.pair(&state)
       }
     }
+  }
+
+  /// Whether `frame` (4:2:0) is a flash: the mean luma of 64 pixels spread over it is above
+  /// 200. Nil when its pixels cannot be read.
+  static func isFlash(_ frame: PixelBuffer) -> Bool? {
+    let luma = try? frame.withPlane(0) { bytes, plane -> Int in
+      var sum = 0
+      for row in 0..<8 {
+        let offset = (frame.height * (2 * row + 1) / 16) * plane.stride
+        for column in 0..<8 { sum += Int(bytes[offset + frame.width * (2 * column + 1) / 16]) }
+      }
+      return sum / 64
+    }
+    return luma.map { $0 > brightLuma }
   }
 
   /// Pairs the latest flash and beep when they are close; forgets onsets too old to pair.

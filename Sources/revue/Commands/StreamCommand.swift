@@ -90,8 +90,7 @@ struct StreamCommand {
       options: VideoPublishOptions(encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec))
     var microphone: LocalAudioTrack?
     if options.audio {
-      let device = try await pickMicrophone()
-      let track = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: device))
+      let track = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions())
       try await track.capturer?.startCapture()
       _ = try await participant.publish(audioTrack: track)
       microphone = track
@@ -145,16 +144,18 @@ struct StreamCommand {
   }
 
   /// The first microphone, or a virtual one (said so) when there is none; with the test
-  /// pattern, the virtual microphone of the sync signal, which beeps as the pattern flashes.
-  private func pickMicrophone() async throws -> CaptureDevice {
+  /// pattern, the virtual microphone of the sync signal, which beeps as the pattern flashes,
+  /// captured without voice processing (noise suppression would take a steady beep for noise).
+  private func microphoneOptions() async throws -> AudioCaptureOptions {
     if case .testPattern = options.source {
-      return try await VirtualDevices.microphone(name: "Sync Signal", signal: .sync)
+      let device = try await VirtualDevices.microphone(name: "Sync Signal", signal: .sync)
+      return .preset(.musicStandard, device: device)
     }
     let (device, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
     if isVirtual {
       FileHandle.standardError.write(Data("revue: no microphone found: using a virtual one (a 440 Hz tone)\n".utf8))
     }
-    return device
+    return AudioCaptureOptions(device: device)
   }
 
   static func url(_ destination: String) throws -> URL {

@@ -1,21 +1,22 @@
-import Testing
-
 /// A wait that did not finish in time: the test fails with what it was waiting for.
-struct DeadlineExceeded: Error, CustomStringConvertible {
-  var what: String
-  var limit: Duration
-  var description: String { "\(what) did not happen within \(limit)" }
+public struct DeadlineExceeded: Error, CustomStringConvertible {
+  /// What did not happen.
+  public var what: String
+  /// How long it was given.
+  public var limit: Duration
+  /// `what did not happen within limit`.
+  public var description: String { "\(what) did not happen within \(limit)" }
 }
 
 /// Runs `operation`, which must finish within `limit` (it is cancelled then, and the wait throws
 /// ``DeadlineExceeded`` naming `what`). Use it around awaits that could otherwise hang a test.
-func withDeadline<T: Sendable>(
+public func withDeadline<T: Sendable>(
   _ limit: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
   try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
     group.addTask { .done(try await operation()) }
     group.addTask {
-      try await Task.sleep(for: limit)
+      try await Task.sleep(for: limit)  // waits-on-purpose: deadline
       return .late
     }
     defer { group.cancelAll() }
@@ -33,7 +34,7 @@ private enum DeadlineOutcome<T: Sendable>: Sendable {
 }
 
 /// The first `count` elements of `stream` (fewer if it ends), which must arrive within `limit`.
-func collect<Element: Sendable>(
+public func collect<Element: Sendable>(
   _ count: Int, of stream: AsyncStream<Element>, within limit: Duration, _ what: String
 ) async throws -> [Element] {
   try await withDeadline(limit, what) {
