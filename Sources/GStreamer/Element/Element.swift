@@ -92,7 +92,9 @@ public class Element: Object, @unchecked Sendable {
   public func setState(_ state: State) throws(GStreamerError) -> StateChange {
     let errors = pipelineErrorLog()
     let mark = errors?.mark()
-    switch gst_element_set_state(elementPointer, state.gstState) {
+    let result = gst_element_set_state(elementPointer, state.gstState)
+    if state == .null && self is Pipeline { Pipeline.stopped(elementPointer) }
+    switch result {
     case GST_STATE_CHANGE_SUCCESS: return .success
     case GST_STATE_CHANGE_ASYNC: return .async
     case GST_STATE_CHANGE_NO_PREROLL: return .noPreroll

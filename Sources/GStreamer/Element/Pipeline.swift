@@ -64,8 +64,20 @@ public final class Pipeline: Bin, @unchecked Sendable {
   public func play() throws(GStreamerError) { try setState(.playing) }
 
   /// Stops, releasing every resource (state ``Element/State/null``). Never fails for a well-formed pipeline.
+  ///
+  /// Messages the bus keeps for a first subscriber are dropped once stopped, as GStreamer flushes
+  /// a stopped pipeline's bus.
+  /// The corresponding C function is `gst_element_set_state`.
   public func stop() {
     _ = gst_element_set_state(elementPointer, GST_STATE_NULL)
+    Pipeline.stopped(elementPointer)
+  }
+
+  /// Tells the bus dispatcher of `pipeline`, which has just been set to null, to forget its backlog.
+  static func stopped(_ pipeline: UnsafeMutablePointer<GstElement>) {
+    guard let bus = gst_element_get_bus(pipeline) else { return }
+    defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+    BusDispatcher.existing(on: bus)?.pipelineStopped()
   }
 
   /// Plays until end of stream, then stops.
