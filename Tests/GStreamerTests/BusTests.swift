@@ -291,5 +291,40 @@ extension GStreamerSuite {
       #expect(try pipeline.state().current == .null)
     }
 
+    // MARK: - Stopping from streaming threads
+
+    @Test func stopFromAnAppSinkCallbackReturnsAndStops() async throws {
+      let pipeline = try Pipeline(parsing: "videotestsrc ! appsink name=sink")
+      let sink = try pipeline.element(named: "sink", as: AppSink.self)
+      let (events, event) = AsyncStream.makeStream(of: String.self)
+      let first = Atomic(true)
+      sink.setCallbacks(newSample: { [weak pipeline] _ in
+        guard let pipeline, first.exchange(false, ordering: .relaxed) else { return }
+        let streaming = pipeline.isStreamingThread
+        pipeline.stop { event.yield("stopped") }
+        event.yield(streaming ? "returned on a streaming thread" : "returned on another thread")
+      })
+      #expect(!pipeline.isStreamingThread)
+      try pipeline.play()
+      let seen = try await collect(2, of: events, within: .seconds(10), "stop() in the appsink callback")
+      #expect(Set(seen) == ["returned on a streaming thread", "stopped"])
+      #expect(try pipeline.state().current == .null)
+    }
+
+    @Test func stopFromASyncHandlerOfAStreamingThreadErrorReturnsAndStops() async throws {
+      let pipeline = try Pipeline(parsing: "videotestsrc ! identity error-after=3 ! fakesink")
+      let (events, event) = AsyncStream.makeStream(of: String.self)
+      let first = Atomic(true)
+      pipeline.bus.addSyncHandler { [weak pipeline] message in
+        guard let pipeline, case .error = message.kind, first.exchange(false, ordering: .relaxed) else { return }
+        let streaming = pipeline.isStreamingThread
+        pipeline.stop { event.yield("stopped") }
+        event.yield(streaming ? "returned on a streaming thread" : "returned on another thread")
+      }
+      try pipeline.play()
+      let seen = try await collect(2, of: events, within: .seconds(10), "stop() in the error's sync handler")
+      #expect(Set(seen) == ["returned on a streaming thread", "stopped"])
+      #expect(try pipeline.state().current == .null)
+    }
   }
 }

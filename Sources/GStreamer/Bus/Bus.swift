@@ -49,7 +49,8 @@ public final class Bus: Object, @unchecked Sendable {
   /// Calls `handler` on the posting thread for every message, until the token is removed.
   ///
   /// The handler must return quickly. It may subscribe, unsubscribe, post and change the
-  /// pipeline's state. Messages posted on several threads reach it concurrently.
+  /// pipeline's state; to stop the pipeline, call ``Pipeline/stop(whenStopped:)``, which is safe on
+  /// a streaming thread. Messages posted on several threads reach it concurrently.
   /// A first subscriber (no stream or other sync handler yet) is first handed the backlog, on
   /// the calling thread before this returns, together with the messages posted meanwhile.
   /// A call already under way on another thread may finish after the handler is removed.

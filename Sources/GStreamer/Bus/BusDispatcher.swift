@@ -2,9 +2,13 @@ internal import CGStreamer
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Delivers a bus's messages to Swift subscribers from GStreamer's sync handler, keeps a bounded
 /// backlog of the messages posted while nobody subscribes, remembers the errors posted (so that a
-/// failed state change can say why).
+/// failed state change can say why) and knows the pipeline's streaming threads.
 ///
 /// Every message is dropped from the `GstBus` in the sync handler: nothing ever queues there.
 /// Subscribers' code always runs outside the dispatcher's lock, so it may subscribe, unsubscribe,
@@ -34,6 +38,9 @@ final class BusDispatcher: Sendable {
     /// Errors posted recently, with a running count, for ``firstError(since:)``.
     var errors: [(serial: UInt64, error: BusError)] = []
     var errorCount: UInt64 = 0
+    /// The streaming threads running now (between their STREAM_STATUS enter and leave messages),
+    /// with the number of tasks each runs.
+    var streamingThreads: [pthread_t: Int] = [:]
   }
 
   private let state = Mutex(State())
@@ -106,11 +113,12 @@ final class BusDispatcher: Sendable {
     _ = backlog  // released here, outside the lock
   }
 
-  /// Forgets the backlog: the pipeline has stopped (state NULL), as
+  /// Forgets the backlog and the streaming threads: the pipeline has stopped (state NULL), as
   /// GStreamer flushes a stopped pipeline's bus. Keeps the backlog from holding the pipeline
   /// alive through messages it posted.
   func pipelineStopped() {
     let backlog = state.withLock { state in
+      state.streamingThreads.removeAll()
       defer { state.backlog.removeAll() }
       return state.backlog
     }
@@ -166,6 +174,8 @@ final class BusDispatcher: Sendable {
     let message = Message(adopting: pointer)
     let type = message.type
     let error: BusError? = if type == .error, case .error(let parsed) = message.kind { parsed } else { nil }
+    let threadChange = Self.streamingThreadChange(pointer)
+    let thread = pthread_self()
     var dropped: Message?
     var waiters: [DispatchSemaphore] = []
     let targets: [@Sendable (Message) -> Void] = state.withLock { state in
@@ -173,6 +183,10 @@ final class BusDispatcher: Sendable {
         state.errorCount += 1
         state.errors.append((state.errorCount, error))
         if state.errors.count > Self.keptErrors { state.errors.removeFirst() }
+      }
+      if threadChange != 0 {
+        let count = state.streamingThreads[thread, default: 0] + threadChange
+        state.streamingThreads[thread] = count > 0 ? count : nil
       }
       if state.subscribers.isEmpty {
         state.backlog.append(message)
@@ -193,6 +207,26 @@ final class BusDispatcher: Sendable {
     _ = dropped  // released here, outside the lock
     for waiter in waiters { waiter.signal() }
     for deliver in targets { deliver(message) }
+  }
+
+  /// +1 when `message` says that the posting thread starts running a streaming task, -1 when it
+  /// says that it stops, else 0. GStreamer posts both from the streaming thread itself.
+  private static func streamingThreadChange(_ message: UnsafeMutablePointer<GstMessage>) -> Int {
+    guard message.pointee.type == GST_MESSAGE_STREAM_STATUS else { return 0 }
+    var status = GST_STREAM_STATUS_TYPE_CREATE
+    var owner: UnsafeMutablePointer<GstElement>?
+    gst_message_parse_stream_status(message, &status, &owner)
+    switch status {
+    case GST_STREAM_STATUS_TYPE_ENTER: return 1
+    case GST_STREAM_STATUS_TYPE_LEAVE: return -1
+    default: return 0
+    }
+  }
+
+  /// Whether the calling thread runs one of the pipeline's streaming tasks now.
+  var isStreamingThread: Bool {
+    let thread = pthread_self()
+    return state.withLock { $0.streamingThreads[thread] != nil }
   }
 
   /// Takes the oldest backlog message of `types`, waiting up to `timeout` for one to be posted.

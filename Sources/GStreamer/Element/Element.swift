@@ -84,6 +84,8 @@ public class Element: Object, @unchecked Sendable {
 
   /// Asks the element to change state.
   ///
+  /// Setting a pipeline to null from one of its own streaming threads deadlocks (GStreamer joins
+  /// them): use ``Pipeline/stop(whenStopped:)`` there.
   /// The corresponding C function is `gst_element_set_state`.
   /// - Returns: how the change went: done, or still going on (`.async`), or done without preroll.
   /// - Throws: ``GStreamerError/stateChangeFailed(element:target:error:)`` with the error the element

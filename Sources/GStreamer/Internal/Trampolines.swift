@@ -16,6 +16,19 @@ enum Trampolines {
     dispatcher.dispatch(adopting: message!)
     return GST_BUS_DROP
   }
+
+  /// Stops a pipeline on a thread of GStreamer's own, for ``Pipeline/stop(whenStopped:)``
+  /// called on one of the pipeline's streaming threads. `gst_element_call_async` holds a
+  /// reference to the pipeline until this has run.
+  static let stopPipeline: GstElementCallAsyncFunc = { element, userData in
+    Pipeline.stopNow(element!)
+    Unmanaged<StopCompletion>.fromOpaque(userData!).takeUnretainedValue().whenStopped?()
+  }
+
+  /// Releases the ``StopCompletion`` of ``stopPipeline``.
+  static let releaseStopCompletion: GDestroyNotify = { userData in
+    Unmanaged<StopCompletion>.fromOpaque(userData!).release()
+  }
 }
 
 extension Trampolines {
