@@ -46,3 +46,26 @@ public func collect<Element: Sendable>(
     return collected
   }
 }
+
+/// Runs `body` on a thread of its own and waits up to `limit` for it to return, so that a
+/// deadlock fails the test (naming `what`) instead of hanging it.
+func onThread<T: Sendable>(
+  within limit: Duration, _ what: String, _ body: @escaping @Sendable () throws -> T
+) async throws -> T {
+  try await onThreads(1, within: limit, what) { _ in try body() }[0]
+}
+
+/// Runs `body(0)`…`body(count - 1)` on `count` threads of their own at once and waits up to
+/// `limit` for all of them to return.
+/// - Returns: the results, by index.
+func onThreads<T: Sendable>(
+  _ count: Int, within limit: Duration, _ what: String, _ body: @escaping @Sendable (Int) throws -> T
+) async throws -> [T] {
+  let (results, continuation) = AsyncStream.makeStream(of: (Int, Result<T, any Error>).self)
+  for index in 0..<count {
+    Thread { continuation.yield((index, Result { try body(index) })) }.start()
+  }
+  let finished = try await collect(count, of: results, within: limit, what)
+  guard finished.count == count else { throw DeadlineExceeded(what: what, limit: limit) }
+  return try finished.sorted { $0.0 < $1.0 }.map { try $0.1.get() }
+}

@@ -1,8 +1,20 @@
 internal import CGStreamer
+import Dispatch
 import Synchronization
 
-/// Delivers a bus's messages to Swift subscribers from GStreamer's sync handler, and remembers
-/// the errors posted, so that a failed state change can say why.
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Delivers a bus's messages to Swift subscribers from GStreamer's sync handler, keeps a bounded
+/// backlog of the messages posted while nobody subscribes, remembers the errors posted (so that a
+/// failed state change can say why) and knows the pipeline's streaming threads.
+///
+/// Every message is dropped from the `GstBus` in the sync handler: nothing ever queues there.
+/// Subscribers' code always runs outside the dispatcher's lock, so it may subscribe, unsubscribe,
+/// post or change the pipeline's state. A message reaches the subscribers registered when it is
+/// posted, on the posting thread; with none registered, it goes to the backlog, which the first
+/// subscriber is handed (in order, before any later message) when it subscribes.
 ///
 /// One dispatcher belongs to one `GstBus` (attached as object data), whatever the number of
 /// Swift wrappers of the bus.
@@ -11,14 +23,24 @@ final class BusDispatcher: Sendable {
     var types: Message.Types
     var deliver: @Sendable (Message) -> Void
     var end: @Sendable () -> Void
+    /// Messages held back while the subscriber is handed the backlog, so that they come after it;
+    /// nil once it is handed messages directly.
+    var held: [Message]?
   }
 
   private struct State {
     var subscribers: [UInt64: Subscriber] = [:]
     var nextID: UInt64 = 0
+    /// Messages posted while nobody subscribed, oldest first, at most ``backlogLimit``.
+    var backlog: [Message] = []
+    /// Threads waiting in ``pop(_:timeout:)`` for a message to reach the backlog.
+    var popWaiters: [DispatchSemaphore] = []
     /// Errors posted recently, with a running count, for ``firstError(since:)``.
     var errors: [(serial: UInt64, error: BusError)] = []
     var errorCount: UInt64 = 0
+    /// The streaming threads running now (between their STREAM_STATUS enter and leave messages),
+    /// with the number of tasks each runs.
+    var streamingThreads: [pthread_t: Int] = [:]
   }
 
   private let state = Mutex(State())
@@ -28,6 +50,9 @@ final class BusDispatcher: Sendable {
 
   private init(bus: UnsafeMutablePointer<GstBus>) { busPointer = bus }
 
+  /// The most messages kept for the first subscriber while nobody subscribes; older ones are dropped.
+  static let backlogLimit = 64
+
   /// How many recent errors are kept for state-change reports.
   private static let keptErrors = 8
 
@@ -35,10 +60,14 @@ final class BusDispatcher: Sendable {
   /// Serializes attaching, so that one bus never gets two dispatchers.
   private static let attachLock = Mutex(())
 
-  /// The dispatcher of `bus`, installing one if it has none yet.
+  // MARK: - Attaching
+
+  /// The dispatcher of `bus`, installing one if it has none yet. Messages already queued on the
+  /// bus move to the backlog.
   @discardableResult
   static func attach(to bus: UnsafeMutablePointer<GstBus>) -> BusDispatcher {
-    attachLock.withLock { _ in
+    if let existing = existing(on: bus) { return existing }
+    return attachLock.withLock { _ in
       if let existing = existing(on: bus) { return existing }
       let dispatcher = BusDispatcher(bus: bus)
       // The bus's object data owns the dispatcher and ends its streams when the bus is finalized;
@@ -46,9 +75,22 @@ final class BusDispatcher: Sendable {
       g_object_set_qdata_full(
         UnsafeMutableRawPointer(bus).assumingMemoryBound(to: GObject.self), quark,
         Unmanaged.passRetained(dispatcher).toOpaque(), Trampolines.releaseBusDispatcher)
-      gst_bus_set_sync_handler(bus, Trampolines.busSyncHandler, Unmanaged.passUnretained(dispatcher).toOpaque(), nil)
+      dispatcher.installSyncHandler()
       return dispatcher
     }
+  }
+
+  /// Installs the sync handler and moves the messages queued before it into the backlog. Holding
+  /// the lock meanwhile makes messages that reach the new handler wait until the older ones are in.
+  private func installSyncHandler() {
+    let dropped: [Message] = state.withLock { state in
+      gst_bus_set_sync_handler(busPointer, Trampolines.busSyncHandler, Unmanaged.passUnretained(self).toOpaque(), nil)
+      while let queued = gst_bus_pop(busPointer) { state.backlog.append(Message(adopting: queued)) }
+      let excess = max(0, state.backlog.count - Self.backlogLimit)
+      defer { state.backlog.removeFirst(excess) }
+      return Array(state.backlog.prefix(excess))
+    }
+    _ = dropped  // released here, outside the lock
   }
 
   /// The dispatcher already attached to `bus`, if any.
@@ -58,56 +100,158 @@ final class BusDispatcher: Sendable {
     }
   }
 
-  /// Ends every subscription: the bus is going away.
+  /// Ends every subscription and empties the backlog: the bus is going away.
   func finish() {
-    let subscribers = state.withLock { state in
-      defer { state.subscribers.removeAll() }
-      return Array(state.subscribers.values)
+    let (subscribers, backlog) = state.withLock { state in
+      defer {
+        state.subscribers.removeAll()
+        state.backlog.removeAll()
+      }
+      return (Array(state.subscribers.values), state.backlog)
     }
     for subscriber in subscribers { subscriber.end() }
+    _ = backlog  // released here, outside the lock
   }
 
-  /// Adds a subscriber; messages queued on the bus while nobody listened are delivered to it first.
+  /// Forgets the backlog and the streaming threads: the pipeline has stopped (state NULL), as
+  /// GStreamer flushes a stopped pipeline's bus. Keeps the backlog from holding the pipeline
+  /// alive through messages it posted.
+  func pipelineStopped() {
+    let backlog = state.withLock { state in
+      state.streamingThreads.removeAll()
+      defer { state.backlog.removeAll() }
+      return state.backlog
+    }
+    _ = backlog  // released here, outside the lock
+  }
+
+  // MARK: - Subscribers
+
+  /// Adds a subscriber. The first subscriber is handed the backlog (those of `types`), on the
+  /// calling thread and before this returns, followed by the messages posted meanwhile.
+  /// - Returns: the subscriber's id, for ``unsubscribe(_:)``.
   func subscribe(
     _ types: Message.Types, _ deliver: @escaping @Sendable (Message) -> Void, onEnd end: @escaping @Sendable () -> Void
   ) -> UInt64 {
-    state.withLock { state in
+    let (id, backlog) = state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.subscribers[id] = Subscriber(types: types, deliver: deliver, end: end)
-      if state.subscribers.count == 1 {
-        while let queued = gst_bus_pop(busPointer) {
-          let message = Message(adopting: queued)
-          if types.contains(message.type) { deliver(message) }
-        }
+      var subscriber = Subscriber(types: types, deliver: deliver, end: end, held: nil)
+      var backlog: [Message] = []
+      if state.subscribers.isEmpty && !state.backlog.isEmpty {
+        swap(&backlog, &state.backlog)
+        subscriber.held = []
       }
-      return id
+      state.subscribers[id] = subscriber
+      return (id, backlog)
     }
+    guard !backlog.isEmpty else { return id }
+    var batch = backlog.filter { types.contains($0.type) }
+    repeat {
+      for message in batch { deliver(message) }
+      // What was posted while the batch went out; once nothing was, later messages go directly.
+      batch = state.withLock { state in
+        let held = state.subscribers[id]?.held ?? []
+        state.subscribers[id]?.held = held.isEmpty ? nil : []
+        return held
+      }
+    } while !batch.isEmpty
+    return id
   }
 
-  /// Removes a subscriber; nothing happens if it is already gone.
+  /// Removes a subscriber; nothing happens if it is already gone. A delivery already under way on
+  /// another thread may still reach it.
   func unsubscribe(_ id: UInt64) {
-    _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    let removed = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    _ = removed  // released here, outside the lock
   }
 
-  /// Called by the sync handler on the posting thread.
-  /// - Returns: whether the message was delivered (then it is dropped from the bus) or must stay queued.
-  func dispatch(_ pointer: UnsafeMutablePointer<GstMessage>) -> Bool {
-    let message = Message(retaining: pointer)
-    let isError = pointer.pointee.type == GST_MESSAGE_ERROR
-    let error: BusError? = if isError, case .error(let parsed) = message.kind { parsed } else { nil }
-    let targets: [Subscriber]? = state.withLock { state in
+  // MARK: - Messages
+
+  /// Called by the sync handler on the posting thread, with the message's reference (the handler
+  /// drops every message from the bus).
+  func dispatch(adopting pointer: UnsafeMutablePointer<GstMessage>) {
+    let message = Message(adopting: pointer)
+    let type = message.type
+    let error: BusError? = if type == .error, case .error(let parsed) = message.kind { parsed } else { nil }
+    let threadChange = Self.streamingThreadChange(pointer)
+    let thread = pthread_self()
+    var dropped: Message?
+    var waiters: [DispatchSemaphore] = []
+    let targets: [@Sendable (Message) -> Void] = state.withLock { state in
       if let error {
         state.errorCount += 1
         state.errors.append((state.errorCount, error))
         if state.errors.count > Self.keptErrors { state.errors.removeFirst() }
       }
-      return state.subscribers.isEmpty ? nil : Array(state.subscribers.values)
+      if threadChange != 0 {
+        let count = state.streamingThreads[thread, default: 0] + threadChange
+        state.streamingThreads[thread] = count > 0 ? count : nil
+      }
+      if state.subscribers.isEmpty {
+        state.backlog.append(message)
+        if state.backlog.count > Self.backlogLimit { dropped = state.backlog.removeFirst() }
+        swap(&waiters, &state.popWaiters)
+        return []
+      }
+      var targets: [@Sendable (Message) -> Void] = []
+      for (id, subscriber) in state.subscribers where subscriber.types.contains(type) {
+        if subscriber.held != nil {
+          state.subscribers[id]?.held?.append(message)
+        } else {
+          targets.append(subscriber.deliver)
+        }
+      }
+      return targets
     }
-    guard let targets else { return false }
-    for target in targets where target.types.contains(message.type) { target.deliver(message) }
-    return true
+    _ = dropped  // released here, outside the lock
+    for waiter in waiters { waiter.signal() }
+    for deliver in targets { deliver(message) }
   }
+
+  /// +1 when `message` says that the posting thread starts running a streaming task, -1 when it
+  /// says that it stops, else 0. GStreamer posts both from the streaming thread itself.
+  private static func streamingThreadChange(_ message: UnsafeMutablePointer<GstMessage>) -> Int {
+    guard message.pointee.type == GST_MESSAGE_STREAM_STATUS else { return 0 }
+    var status = GST_STREAM_STATUS_TYPE_CREATE
+    var owner: UnsafeMutablePointer<GstElement>?
+    gst_message_parse_stream_status(message, &status, &owner)
+    switch status {
+    case GST_STREAM_STATUS_TYPE_ENTER: return 1
+    case GST_STREAM_STATUS_TYPE_LEAVE: return -1
+    default: return 0
+    }
+  }
+
+  /// Whether the calling thread runs one of the pipeline's streaming tasks now.
+  var isStreamingThread: Bool {
+    let thread = pthread_self()
+    return state.withLock { $0.streamingThreads[thread] != nil }
+  }
+
+  /// Takes the oldest backlog message of `types`, waiting up to `timeout` for one to be posted.
+  func pop(_ types: Message.Types, timeout: Duration) -> Message? {
+    let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: ClockTime(timeout).nanoseconds))
+    let wakeUp = DispatchSemaphore(value: 0)
+    while true {
+      let found: Message? = state.withLock { state in
+        if let index = state.backlog.firstIndex(where: { types.contains($0.type) }) {
+          return state.backlog.remove(at: index)
+        }
+        state.popWaiters.append(wakeUp)
+        return nil
+      }
+      if let found { return found }
+      if wakeUp.wait(timeout: deadline) == .timedOut {
+        return state.withLock { state in
+          state.popWaiters.removeAll { $0 === wakeUp }
+          return state.backlog.firstIndex { types.contains($0.type) }.map { state.backlog.remove(at: $0) }
+        }
+      }
+    }
+  }
+
+  // MARK: - Errors
 
   /// A mark for ``firstError(since:)``.
   func mark() -> UInt64 { state.withLock { $0.errorCount } }

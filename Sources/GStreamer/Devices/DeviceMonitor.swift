@@ -20,10 +20,14 @@ public final class DeviceMonitor: Object, @unchecked Sendable {
 
   /// A monitor with no filters yet (with none, ``start()`` watches every device).
   ///
+  /// Its bus is dispatched from now on, so that ``events()`` misses nothing posted before it is called.
   /// The corresponding C function is `gst_device_monitor_new`.
   public convenience init() {
     Gst.ensureInitialized()
     self.init(adopting: UnsafeMutableRawPointer(gst_device_monitor_new()))
+    let bus = gst_device_monitor_get_bus(monitorPointer)!
+    defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+    BusDispatcher.attach(to: bus)
   }
 
   /// Watches devices whose class contains `classes` (such as `Video/Source`) and, when given, that offer `caps`.

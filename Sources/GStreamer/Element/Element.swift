@@ -84,6 +84,8 @@ public class Element: Object, @unchecked Sendable {
 
   /// Asks the element to change state.
   ///
+  /// Setting a pipeline to null from one of its own streaming threads deadlocks (GStreamer joins
+  /// them): use ``Pipeline/stop(whenStopped:)`` there.
   /// The corresponding C function is `gst_element_set_state`.
   /// - Returns: how the change went: done, or still going on (`.async`), or done without preroll.
   /// - Throws: ``GStreamerError/stateChangeFailed(element:target:error:)`` with the error the element
@@ -92,7 +94,9 @@ public class Element: Object, @unchecked Sendable {
   public func setState(_ state: State) throws(GStreamerError) -> StateChange {
     let errors = pipelineErrorLog()
     let mark = errors?.mark()
-    switch gst_element_set_state(elementPointer, state.gstState) {
+    let result = gst_element_set_state(elementPointer, state.gstState)
+    if state == .null && self is Pipeline { Pipeline.stopped(elementPointer) }
+    switch result {
     case GST_STATE_CHANGE_SUCCESS: return .success
     case GST_STATE_CHANGE_ASYNC: return .async
     case GST_STATE_CHANGE_NO_PREROLL: return .noPreroll

@@ -64,8 +64,53 @@ public final class Pipeline: Bin, @unchecked Sendable {
   public func play() throws(GStreamerError) { try setState(.playing) }
 
   /// Stops, releasing every resource (state ``Element/State/null``). Never fails for a well-formed pipeline.
-  public func stop() {
-    _ = gst_element_set_state(elementPointer, GST_STATE_NULL)
+  ///
+  /// Safe from any thread. Going to null joins the pipeline's streaming threads, so on one of them
+  /// (an appsink callback, a pad probe, a bus sync handler of a message posted there: see
+  /// ``isStreamingThread``) the change is made on another thread, after this returns; the
+  /// pipeline stays alive until it is done. Anywhere else the change is made before this returns.
+  /// Messages the bus keeps for a first subscriber are dropped once stopped, as GStreamer flushes
+  /// a stopped pipeline's bus.
+  ///
+  /// The corresponding C functions are `gst_element_set_state` and, on a streaming thread,
+  /// `gst_element_call_async`.
+  /// - Parameter whenStopped: called once the pipeline is in null: before this returns, or on the
+  ///   thread that stopped it.
+  public func stop(whenStopped: (@Sendable () -> Void)? = nil) {
+    if isStreamingThread {
+      let completion = Unmanaged.passRetained(StopCompletion(whenStopped)).toOpaque()
+      gst_element_call_async(elementPointer, Trampolines.stopPipeline, completion, Trampolines.releaseStopCompletion)
+    } else {
+      Pipeline.stopNow(elementPointer)
+      whenStopped?()
+    }
+  }
+
+  /// Sets `pipeline` to null on the calling thread and forgets its bus's backlog and streaming threads.
+  static func stopNow(_ pipeline: UnsafeMutablePointer<GstElement>) {
+    _ = gst_element_set_state(pipeline, GST_STATE_NULL)
+    stopped(pipeline)
+  }
+
+  /// Tells the bus dispatcher of `pipeline`, which has just been set to null, to forget its
+  /// backlog and streaming threads.
+  static func stopped(_ pipeline: UnsafeMutablePointer<GstElement>) {
+    guard let bus = gst_element_get_bus(pipeline) else { return }
+    defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+    BusDispatcher.existing(on: bus)?.pipelineStopped()
+  }
+
+  /// Whether the calling thread is one of this pipeline's streaming threads: a thread that
+  /// GStreamer started for one of its elements' tasks (a source, a queue…), and on which appsink
+  /// callbacks, pad probes and the bus sync handlers of the messages posted there run.
+  ///
+  /// The pipeline knows them from the `GST_MESSAGE_STREAM_STATUS` messages that a task posts
+  /// from its thread when it enters and leaves it; a thread an element starts without posting
+  /// them is not known.
+  public var isStreamingThread: Bool {
+    guard let bus = gst_element_get_bus(elementPointer) else { return false }
+    defer { gst_object_unref(UnsafeMutableRawPointer(bus)) }
+    return BusDispatcher.existing(on: bus)?.isStreamingThread ?? false
   }
 
   /// Plays until end of stream, then stops.
@@ -96,4 +141,10 @@ public final class Pipeline: Bin, @unchecked Sendable {
       group.cancelAll()
     }
   }
+}
+
+/// The Swift side of an asynchronous ``Pipeline/stop(whenStopped:)``.
+final class StopCompletion: Sendable {
+  let whenStopped: (@Sendable () -> Void)?
+  init(_ whenStopped: (@Sendable () -> Void)?) { self.whenStopped = whenStopped }
 }

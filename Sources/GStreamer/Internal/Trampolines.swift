@@ -9,13 +9,25 @@ enum Trampolines {
     dispatcher.finish()
   }
 
-  /// Delivers a bus message to the dispatcher; drops it from the bus when someone received it.
-  /// A sync handler that returns `GST_BUS_DROP` owns the message's reference and must release it.
+  /// Hands a bus message to the dispatcher and drops it from the bus, so that nothing queues there.
+  /// A sync handler that returns `GST_BUS_DROP` owns the message's reference: the dispatcher takes it.
   static let busSyncHandler: GstBusSyncHandler = { _, message, userData in
     let dispatcher = Unmanaged<BusDispatcher>.fromOpaque(userData!).takeUnretainedValue()
-    guard dispatcher.dispatch(message!) else { return GST_BUS_PASS }
-    gst_message_unref(message)
+    dispatcher.dispatch(adopting: message!)
     return GST_BUS_DROP
+  }
+
+  /// Stops a pipeline on a thread of GStreamer's own, for ``Pipeline/stop(whenStopped:)``
+  /// called on one of the pipeline's streaming threads. `gst_element_call_async` holds a
+  /// reference to the pipeline until this has run.
+  static let stopPipeline: GstElementCallAsyncFunc = { element, userData in
+    Pipeline.stopNow(element!)
+    Unmanaged<StopCompletion>.fromOpaque(userData!).takeUnretainedValue().whenStopped?()
+  }
+
+  /// Releases the ``StopCompletion`` of ``stopPipeline``.
+  static let releaseStopCompletion: GDestroyNotify = { userData in
+    Unmanaged<StopCompletion>.fromOpaque(userData!).release()
   }
 }
 
