@@ -1,3 +1,5 @@
+import Foundation
+
 /// A wait that did not finish in time: the test fails with what it was waiting for.
 public struct DeadlineExceeded: Error, CustomStringConvertible {
   /// What did not happen.
@@ -49,7 +51,7 @@ public func collect<Element: Sendable>(
 
 /// Runs `body` on a thread of its own and waits up to `limit` for it to return, so that a
 /// deadlock fails the test (naming `what`) instead of hanging it.
-func onThread<T: Sendable>(
+public func onThread<T: Sendable>(
   within limit: Duration, _ what: String, _ body: @escaping @Sendable () throws -> T
 ) async throws -> T {
   try await onThreads(1, within: limit, what) { _ in try body() }[0]
@@ -58,7 +60,7 @@ func onThread<T: Sendable>(
 /// Runs `body(0)`…`body(count - 1)` on `count` threads of their own at once and waits up to
 /// `limit` for all of them to return.
 /// - Returns: the results, by index.
-func onThreads<T: Sendable>(
+public func onThreads<T: Sendable>(
   _ count: Int, within limit: Duration, _ what: String, _ body: @escaping @Sendable (Int) throws -> T
 ) async throws -> [T] {
   let (results, continuation) = AsyncStream.makeStream(of: (Int, Result<T, any Error>).self)
