@@ -78,4 +78,49 @@ import Testing
       #expect(skews.allSatisfy { abs($0) <= 10 }, "skews \(skews) ms")
     }
   }
+
+  @Test(.timeLimit(.minutes(1))) func theSkewStaysWithinTenMillisecondsAcrossACameraSwitch() async throws {
+    try await TestCameras.with(["csi-camera-module", "csi-camera-module"]) { cameras in
+      let port = PublicationTests.freePort()
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-switch-\(port).mkv")
+      defer { try? FileManager.default.removeItem(at: file) }
+      let recording = try SyncJudge.Recording(videoPort: port, audioPort: port + 2, file: file)
+      let (room, _, capturer, audio, counter) = try await sendingRoom(port: port, camera: cameras[0])
+      try await counter.wait(for: 4)
+      let switched = try await capturer.set(options: capturer.options.copyWith(device: cameras[1]))
+      #expect(switched)
+      #expect(capturer.device == cameras[1])
+      try await counter.wait(for: 9)
+      try await recording.finish()
+      try await capturer.stopCapture()
+      try await audio.capturer!.stopCapture()
+      await room.disconnect()
+      let onsets = try await SyncJudge.onsets(in: file)
+      let start = try #require(onsets.flashes.first, "beeps \(onsets.beeps)")
+      let before = onsets.skews(from: start + 2.5).prefix(2)
+      // The switch comes after the fourth flash; the flashes from the sixth on are the new camera's.
+      let after = onsets.skews(from: onsets.flashes.dropFirst(5).first ?? .infinity)
+      print("A/V skew before the switch (ms): \(before.map { String(format: "%.1f", $0) })")
+      print("A/V skew after the switch (ms): \(after.map { String(format: "%.1f", $0) })")
+      #expect(!before.isEmpty && after.count >= 3, "flashes \(onsets.flashes), beeps \(onsets.beeps)")
+      #expect((before + after).allSatisfy { abs($0) <= 10 }, "before \(before) ms, after \(after) ms")
+    }
+  }
+
+  @Test(.timeLimit(.minutes(1))) func revuesOwnReceiverReadsTheSkewFromTheReports() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { cameras in
+      let port = PublicationTests.freePort()
+      let (room, _, capturer, audio, counter) = try await sendingRoom(port: port, camera: cameras[0])
+      let receiving = Room()
+      let remote = try await receiving.listen(sdp: room.sdp, on: "127.0.0.1", measuresAVSync: true)
+      try await counter.wait(for: 6)
+      let skew = try #require(remote.avSyncMilliseconds, "no flash and beep pair arrived")
+      print("A/V skew at Revue's receiver (ms): \(String(format: "%.2f", skew))")
+      #expect(abs(skew) <= 10)
+      try await capturer.stopCapture()
+      try await audio.capturer!.stopCapture()
+      await room.disconnect()
+      await receiving.disconnect()
+    }
+  }
 }
