@@ -8,6 +8,12 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
   public var limit: Duration
   /// `what did not happen within limit`.
   public var description: String { "\(what) did not happen within \(limit)" }
+
+  /// `what` did not happen within `limit`.
+  public init(what: String, limit: Duration) {
+    self.what = what
+    self.limit = limit
+  }
 }
 
 /// Runs `operation`, which must finish within `limit` (it is cancelled then, and the wait throws

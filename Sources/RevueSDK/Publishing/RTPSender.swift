@@ -60,7 +60,7 @@ final class RTPSender: Sendable {
   let payloadType: Int
   /// The streams, in the order they were given (the full-size layer first).
   let streams: [Stream]
-  private let pipeline: MediaPipeline
+  let pipeline: MediaPipeline
   private let source: AppSrc
   /// The frame rate video frames are sent at (nil for audio).
   private let frameRate: Int?

@@ -232,7 +232,7 @@ final class RTPReceiver: Sendable {
   let identities = Broadcast<String>()
   /// Running, failed or stopped, with the pipeline's faults.
   let status: StreamStatus
-  private let pipeline: MediaPipeline
+  let pipeline: MediaPipeline
   private let counters = Locked(Counters())
   private let jitterBuffer: Element
 
