@@ -45,7 +45,10 @@ public class VideoCapturer: @unchecked Sendable {
   public let delegates = MulticastDelegate<any VideoCapturerDelegate>()
 
   init() {
-    let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+    // Bounded: an App whose main actor never runs (a command-line tool without a main loop)
+    // would otherwise queue every event for its delegates forever.
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Event.self, bufferingPolicy: .bufferingNewest(Broadcast<Event>.keptValues))
     delegateEvents = continuation
     Task { @MainActor [weak self] in
       for await event in stream {

@@ -6,9 +6,10 @@ final class Broadcast<Value: Sendable>: Sendable {
   private let subscribers = Mutex<(next: UInt64, all: [UInt64: AsyncStream<Value>.Continuation])>((0, [:]))
 
   /// A stream of the values sent from now on; it ends when the broadcast is finished or the
-  /// consumer stops iterating.
+  /// consumer stops iterating. A consumer that falls behind keeps the latest `keptValues` (256
+  /// by default): a stream nobody reads never grows without bound.
   func subscribe(
-    bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .unbounded
+    bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .bufferingNewest(keptValues)
   ) -> AsyncStream<Value> {
     let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: bufferingPolicy)
     let id = subscribers.withLock { state in
@@ -19,6 +20,9 @@ final class Broadcast<Value: Sendable>: Sendable {
     continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.all.removeValue(forKey: id) } }
     return stream
   }
+
+  /// How many values a subscriber that falls behind keeps, by default.
+  static var keptValues: Int { 256 }
 
   /// Sends a value to every subscriber. Values sent from one thread arrive in that order.
   func send(_ value: Value) {
