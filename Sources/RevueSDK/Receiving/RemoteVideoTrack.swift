@@ -26,13 +26,13 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     /// next keyframe).
     public var framesDropped: Int
     /// The mean time, over the frames decoded since the previous read of the statistics, from
-    /// the frame entering the sender's pipeline to it leaving this decoder: the sender's
-    /// wall-clock time of the frame (from the RTP timestamp and the RTCP sender reports) against
-    /// this machine's at decoding. Exact on one machine; across machines it is off by the
-    /// difference of their clocks. Nil before the first sender report, when no frame came, or
-    /// when the sender's reports put its frames later than their decoding: on GStreamer 1.22 the
-    /// reports of any `x264enc` stream (Revue's or a plain gst-launch rtpbin sender's) map its
-    /// timestamps some 15–20 ms late, so H.264 reads nil; VP8 reads true.
+    /// the frame's capture at the sender to it leaving this decoder: the sender's wall-clock
+    /// time of the frame (from the RTP timestamp and the RTCP sender reports) against this
+    /// machine's at decoding. Exact on one machine; across machines it is off by the difference
+    /// of their clocks. Nil before the first sender report, when no frame came, or when the
+    /// sender's reports put its frames later than their decoding. A sender whose reports map
+    /// send time rather than capture time (rtpbin's default, which adds the encoder's latency:
+    /// 15–20 ms for `x264enc`) reads that much short, or nil; Revue's senders map capture time.
     public var latency: Duration?
   }
 
