@@ -121,7 +121,9 @@ public final class AudioBufferCapturer: AudioCapturer, @unchecked Sendable {
     }
     let converted: [AudioPCMBuffer] = conversion.withLock { conversion in
       do {
-        if conversion == nil { conversion = try AudioConversion(to: format) }
+        if conversion == nil || conversion!.hasFailed {
+          conversion = try AudioConversion(to: format) { [weak self] fault in self?.report(fault) }
+        }
         return conversion!.convert(buffer.timestamp == nil ? buffer.timed(Clock.system.time) : buffer)
       } catch {
         RevueLog.log(.error, "AudioBufferCapturer", "buffer dropped: cannot build the conversion pipeline: \(error)")
@@ -169,11 +171,10 @@ final class AudioConversion: Sendable {
   private let output = AudioSlot()
   private let format: AudioFormat
 
-  init(to format: AudioFormat) throws {
+  /// A chain to `format`; its elements' warnings and errors go to `onFault`.
+  init(to format: AudioFormat, onFault: @escaping @Sendable (MediaFault) -> Void) throws {
     self.format = format
-    pipeline = MediaPipeline(name: "audio-conversion") { fault in
-      RevueLog.log(.warning, "AudioBufferCapturer", "conversion: \(fault)")
-    }
+    pipeline = MediaPipeline(name: "audio-conversion", onFault: onFault)
     let convert = try Element.make("audioconvert")
     let resample = try Element.make("audioresample")
     let filter = try Element.make("capsfilter")
@@ -189,6 +190,9 @@ final class AudioConversion: Sendable {
     try pipeline.play()
     source = try PushedStream(id: "revue-audio-capture", into: convert.staticPad("sink")!)
   }
+
+  /// Whether an element failed: the chain has stopped, and a new one takes the next buffer.
+  var hasFailed: Bool { pipeline.fault != nil }
 
   /// The buffers the elements gave back for `input` (none while the resampler fills up).
   func convert(_ input: AudioPCMBuffer) -> [AudioPCMBuffer] {

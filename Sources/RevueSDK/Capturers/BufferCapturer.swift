@@ -70,10 +70,11 @@ public final class BufferCapturer: VideoCapturer, @unchecked Sendable {
     if rotation == ._0, frame.format == .nv12 || frame.format == .i420 { return frame }
     let key = ConversionKey(format: frame.format, rotation: rotation)
     let conversion: VideoConversion? = conversions.withLock { all in
-      if let existing = all[key] { return existing }
+      if let existing = all[key], !existing.hasFailed { return existing }
       do {
         let made = try VideoConversion(
-          from: frame.format, to: frame.format == .i420 ? .i420 : .nv12, rotation: rotation)
+          from: frame.format, to: frame.format == .i420 ? .i420 : .nv12, rotation: rotation
+        ) { [weak self] fault in self?.report(fault) }
         all[key] = made
         return made
       } catch {

@@ -12,15 +12,17 @@ final class VideoConversion: Sendable {
   private let source: PushedStream
   private let output = SampleSlot()
 
-  /// A chain from `inputFormat` to `outputFormat`, turning by `rotation`.
+  /// A chain from `inputFormat` to `outputFormat`, turning by `rotation`; its elements' warnings
+  /// and errors go to `onFault`.
   /// - Throws: ``RevueError`` when an element is missing.
-  init(from inputFormat: PixelFormat, to outputFormat: PixelFormat, rotation: VideoRotation) throws {
+  init(
+    from inputFormat: PixelFormat, to outputFormat: PixelFormat, rotation: VideoRotation,
+    onFault: @escaping @Sendable (MediaFault) -> Void
+  ) throws {
     self.inputFormat = inputFormat
     self.outputFormat = outputFormat
     self.rotation = rotation
-    pipeline = MediaPipeline(name: "conversion") { fault in
-      RevueLog.log(.warning, "BufferCapturer", "conversion \(inputFormat) → \(outputFormat): \(fault)")
-    }
+    pipeline = MediaPipeline(name: "conversion", onFault: onFault)
     // videoflip costs about 10% of a conversion even when it does not turn: leave it out then.
     var elements: [Element] = []
     if rotation != ._0 {
@@ -43,6 +45,9 @@ final class VideoConversion: Sendable {
     source = try PushedStream(
       id: "revue-capture-\(inputFormat)-\(rotation.rawValue)", into: elements[0].staticPad("sink")!)
   }
+
+  /// Whether an element failed: the chain has stopped, and a new one takes the next frame.
+  var hasFailed: Bool { pipeline.fault != nil }
 
   /// The converted frame, or nil (with the reason logged) when GStreamer refused it.
   func convert(_ frame: PixelBuffer) -> PixelBuffer? {
