@@ -10,8 +10,9 @@ import Synchronization
 ///
 /// The instant is the capture time, on the system clock, of the first camera frame of each
 /// second: a camera announces it when the second before begins (a camera's frames come on a
-/// fixed grid), and the microphone starts the beep on that sample. With no camera running, the
-/// beep starts on the whole second.
+/// fixed grid), and the microphone starts the beep on that sample. With several cameras, the
+/// beeps follow the first that runs (then, once it stops, the next); with none, the beep starts
+/// on the whole second.
 enum SyncSignal {
   /// How long a beep lasts.
   static let beepLength: UInt64 = 50_000_000
@@ -27,6 +28,10 @@ enum SyncSignal {
     var flashes: [UInt64: UInt64] = [:]
     /// When a microphone of the signal last captured audio: cameras flash only while one runs.
     var heard: UInt64?
+    /// The camera whose flashes the beeps follow, and when it last said so: the first to run,
+    /// until it stops for half a second (as after a switch); other cameras flash on their own grid.
+    var leader: (camera: Int, time: UInt64)?
+    var cameras = 0
   }
 
   private static let state = Mutex(State())
@@ -48,6 +53,10 @@ enum SyncSignal {
   static func attachFlash(to source: Element) {
     guard let pad = source.staticPad("src") else { return }
     let white = Locked(false)
+    let camera = state.withLock { state in
+      defer { state.cameras += 1 }
+      return state.cameras
+    }
     pad.addProbe(.buffer) { pad, info in
       guard let element = pad.parentElement, let pts = info.buffer?.pts, let period = framePeriod(of: pad)
       else { return .ok }
@@ -55,11 +64,12 @@ enum SyncSignal {
       let next = time + period
       var flashNext = false
       if isOn(at: time) {
-        // The first frame of the coming second, on this camera's grid (the camera that runs
-        // last sets it, as after a switch).
+        // The first frame of the coming second, on this camera's grid.
         let upcoming = time / second + 1
         let flash = time + (upcoming * second - time + period - 1) / period * period
         state.withLock { state in
+          if let leader = state.leader, leader.camera != camera, time < leader.time + second / 2 { return }
+          state.leader = (camera, time)
           state.flashes[upcoming] = flash
           if state.flashes.count > 4 { state.flashes = state.flashes.filter { $0.key + 3 > upcoming } }
         }
