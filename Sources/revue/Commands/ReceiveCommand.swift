@@ -122,7 +122,7 @@ struct DemoCommand {
       (
         "latency",
         receivedStatistics.latency.map {
-          String(format: "%.1f ms, sender's pipeline to decoded (mean)", StreamCommand.milliseconds($0))
+          String(format: "%.1f ms, capture to decoded (mean)", StreamCommand.milliseconds($0))
         } ?? "no sender report yet"
       ),
       (
