@@ -5,7 +5,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct CameraCapturerTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraCapturerTests {
   init() { TestEnvironment.prepare() }
 
   /// A camera track on `device`, with a renderer.
@@ -102,7 +102,8 @@ extension CameraCapturerTests {
 }
 
 extension CameraCapturerTests {
-  @Test func switchingPositionFollowsTheSeed() async throws {
+  /// Picks cameras by position among every camera of the process: it runs alone.
+  @Test(.wholeProcess) func switchingPositionFollowsTheSeed() async throws {
     try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(position: .front))
       let capturer = try #require(track.capturer as? CameraCapturer)
@@ -121,7 +122,8 @@ extension CameraCapturerTests {
     }
   }
 
-  @Test func noCameraThatWayThrowsBeforeAnythingChanges() async throws {
+  /// Asks for a position no camera of the process has: it runs alone.
+  @Test(.wholeProcess) func noCameraThatWayThrowsBeforeAnythingChanges() async throws {
     try await TestCameras.with(["laptop-integrated"]) { devices in
       let (track, capturer, _) = Self.track(on: devices[0])
       try await capturer.startCapture()
@@ -142,7 +144,8 @@ extension CameraCapturerTests {
     }
   }
 
-  @Test func busyCameraKeepsTheOldOneAndRestoresOptions() async throws {
+  /// A busy camera falls back to any other camera of the process: it runs alone.
+  @Test(.wholeProcess) func busyCameraKeepsTheOldOneAndRestoresOptions() async throws {
     try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { devices in
       let (track, capturer, renderer) = Self.track(on: devices[0])
       try await capturer.startCapture()

@@ -4,7 +4,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct FormatSelectionTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FormatSelectionTests {
   init() { TestEnvironment.prepare() }
 
   /// One row: on a profile, asking for a size and rate gives a format, and a downgrade or not.
@@ -145,7 +145,8 @@ import Testing
     }
   }
 
-  @Test func infraredCameraIsListedButNeverPicked() async throws {
+  /// Picks a camera by position among every camera of the process: it runs alone.
+  @Test(.wholeProcess) func infraredCameraIsListedButNeverPicked() async throws {
     try await TestCameras.with(["laptop-ir", "laptop-integrated"]) { devices in
       let infrared = devices[0]
       #expect(infrared.isInfrared)

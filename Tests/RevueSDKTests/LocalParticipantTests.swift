@@ -5,7 +5,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct LocalParticipantTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct LocalParticipantTests {
   init() { TestEnvironment.prepare() }
 
   /// A participant whose camera is `device`, and a renderer on its camera track.
@@ -57,7 +57,8 @@ import Testing
     }
   }
 
-  @Test func cameraThatCannotStartTurnsTheFlagBack() async throws {
+  /// A busy camera falls back to any other camera of the process: it runs alone.
+  @Test(.wholeProcess) func cameraThatCannotStartTurnsTheFlagBack() async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
       VirtualDevices.setBusy(devices[0].id, true)
       defer { VirtualDevices.setBusy(devices[0].id, false) }
@@ -118,7 +119,8 @@ import Testing
     }
   }
 
-  @Test func missingCamerasGiveVideoSDKCodes() async throws {
+  /// Ends with no camera in the process at all: it runs alone.
+  @Test(.wholeProcess) func missingCamerasGiveVideoSDKCodes() async throws {
     await #expect {
       _ = try await CameraCapturer.captureDevice(id: "no-such-camera")
     } throws: { error in (error as? DeviceError)?.code.rawValue == 3071 }

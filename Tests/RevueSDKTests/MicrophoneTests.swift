@@ -15,7 +15,7 @@ final class AudioStream: AudioRenderer {
   func render(pcmBuffer: AudioPCMBuffer) { continuation.yield(pcmBuffer) }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MicrophoneTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct MicrophoneTests {
   init() { TestEnvironment.prepare() }
 
   /// A virtual microphone of a fresh name, once the SDK lists it.
@@ -90,7 +90,8 @@ final class AudioStream: AudioRenderer {
     try await capturer.stopCapture()
   }
 
-  @Test func setMicrophoneDebouncesLikeTheCamera() async throws {
+  /// Uses the default microphone, its own only when no other test has one: it runs alone.
+  @Test(.wholeProcess) func setMicrophoneDebouncesLikeTheCamera() async throws {
     let device = try await Self.microphone()
     defer { VirtualDevices.remove(device.id) }
     let participant = Room().localParticipant!

@@ -5,7 +5,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PublicationTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct PublicationTests {
   init() { TestEnvironment.prepare() }
 
   /// An even port pair that nothing on this machine listens on now.
@@ -303,9 +303,11 @@ import Testing
     }
   }
 
-  @Test(arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(_ request: KeyframeRequest)
-    async throws
-  {
+  /// The camera's frames are its clock (a keyframe within 20 frames of the request), which tests
+  /// running beside it would slow: it runs alone.
+  @Test(.wholeProcess, arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(
+    _ request: KeyframeRequest
+  ) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let room = Room()
       try await room.connect(to: URL(string: "rtp://127.0.0.1:\(Self.freePort())")!)

@@ -4,7 +4,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReceiveTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ReceiveTests {
   init() { TestEnvironment.prepare() }
 
   /// Sends `count` datagrams of garbage to `port` on loopback.
@@ -60,9 +60,11 @@ import Testing
     }
   }
 
-  @Test(arguments: [VideoCodec.vp8, .h264]) func aReceiverThatJoinsLateAsksForAKeyframe(_ codec: VideoCodec)
-    async throws
-  {
+  /// The camera's frames are its clock (a keyframe within 60 frames), which tests running
+  /// beside it would slow: it runs alone.
+  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264]) func aReceiverThatJoinsLateAsksForAKeyframe(
+    _ codec: VideoCodec
+  ) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = PublicationTests.freePort()
       let (sending, participant, capturer) = try await TestCameras.sendingRoom(
@@ -177,7 +179,9 @@ import Testing
     }
   }
 
-  @Test func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
+  /// Measures the latency and the frames dropped, which tests running beside it would raise: it
+  /// runs alone.
+  @Test(.wholeProcess) func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
     let microphone = try await MicrophoneTests.microphone()
     defer { VirtualDevices.remove(microphone.id) }
     try await TestCameras.with(["csi-camera-module"]) { devices in

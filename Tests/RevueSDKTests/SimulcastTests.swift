@@ -3,7 +3,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct SimulcastTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SimulcastTests {
   init() { TestEnvironment.prepare() }
 
   @Test func layersFollowLiveKitsRuleAndKeepTheAspectRatio() {
