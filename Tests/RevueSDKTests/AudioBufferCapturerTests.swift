@@ -44,10 +44,13 @@ final class RecordingAudioRenderer: AudioRenderer {
     capturer.capture(try Self.tone(rate: 48_000, channels: 2, milliseconds: 10, float: false))
     #expect(renderer.frames == 480)
     try await capturer.stopCapture()
-    var seen: [CaptureState] = []
-    for await state in states {
-      seen.append(state)
-      if seen.count == 2 { break }
+    let seen = try await withDeadline(20, "the capturer's two state changes") {
+      var seen: [CaptureState] = []
+      for await state in states {
+        seen.append(state)
+        if seen.count == 2 { break }
+      }
+      return seen
     }
     #expect(seen == [.capturing, .idle])
   }

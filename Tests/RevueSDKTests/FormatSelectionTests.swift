@@ -101,14 +101,17 @@ import Testing
     let events = capturer.events
     try await capturer.startCapture()
     #expect(capturer.format == format)
-    let frame = try #require(await renderer.next())
+    let frame = try await renderer.next()
     #expect(frame.dimensions == format.dimensions)
     #expect([.nv12, .i420].contains(frame.format))
     try await capturer.stopCapture()
-    var downgrades: [VideoCapturer.Event] = []
-    for await event in events {
-      if case .downgradedResolution = event { downgrades.append(event) }
-      if case .state(.idle) = event { break }
+    let downgrades = try await withDeadline(20, "the capturer's events up to its stop") {
+      var downgrades: [VideoCapturer.Event] = []
+      for await event in events {
+        if case .downgradedResolution = event { downgrades.append(event) }
+        if case .state(.idle) = event { break }
+      }
+      return downgrades
     }
     let asked = Dimensions(width: row.asked.0, height: row.asked.1)
     #expect(downgrades == (row.downgrade ? [.downgradedResolution(requested: asked, actual: format.dimensions)] : []))
