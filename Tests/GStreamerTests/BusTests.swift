@@ -11,12 +11,11 @@ extension GStreamerSuite {
       let pipeline = try Pipeline(parsing: "videotestsrc ! identity name=breaker error-after=5 ! fakesink")
       let messages = pipeline.bus.messages([.error])
       try pipeline.play()
-      var received: BusError?
-      for await message in messages {
-        if case .error(let error) = message.kind {
-          received = error
-          break
+      let received: BusError? = try await withDeadline(20, "the identity's error") {
+        for await message in messages {
+          if case .error(let error) = message.kind { return error }
         }
+        return nil
       }
       pipeline.stop()
       let error = try #require(received)
@@ -31,13 +30,15 @@ extension GStreamerSuite {
       let messages = pipeline.bus.messages([.warning])
       try pipeline.setState(.ready)
       try #require(pipeline.element(named: "grumpy")).postWarning("running low", debug: "details here")
-      for await message in messages {
-        guard case .warning(let warning) = message.kind else { continue }
-        #expect(warning.source.hasSuffix("/GstIdentity:grumpy"))
-        #expect(warning.error.message == "running low")
-        #expect(warning.debug?.contains("details here") == true)
-        break
+      let warning = try await withDeadline(20, "the posted warning") {
+        for await message in messages {
+          if case .warning(let warning) = message.kind { return warning }
+        }
+        throw CancellationError()
       }
+      #expect(warning.source.hasSuffix("/GstIdentity:grumpy"))
+      #expect(warning.error.message == "running low")
+      #expect(warning.debug?.contains("details here") == true)
       pipeline.stop()
     }
 
@@ -53,7 +54,9 @@ extension GStreamerSuite {
 
     @Test func playUntilEndOfStreamThrowsTheBusError() async throws {
       let pipeline = try Pipeline(parsing: "videotestsrc ! identity name=breaker error-after=3 ! fakesink")
-      let error = try await #require(throws: GStreamerError.self) { try await pipeline.playUntilEndOfStream() }
+      let error = try await #require(throws: GStreamerError.self) {
+        try await pipeline.playUntilEndOfStream(timeout: .seconds(20))
+      }
       guard case .bus(let busError) = error else {
         Issue.record("expected a bus error, got \(error)")
         return
@@ -65,10 +68,13 @@ extension GStreamerSuite {
       let pipeline = try Pipeline(parsing: "videotestsrc num-buffers=3 ! fakesink")
       let messages = pipeline.bus.messages([.eos, .stateChanged])
       try pipeline.play()
-      var states: [Element.State] = []
-      for await message in messages {
-        if case .stateChanged(_, let new, _) = message.kind, message.source == pipeline { states.append(new) }
-        if case .eos = message.kind { break }
+      let states = try await withDeadline(20, "end of stream") {
+        var states: [Element.State] = []
+        for await message in messages {
+          if case .stateChanged(_, let new, _) = message.kind, message.source == pipeline { states.append(new) }
+          if case .eos = message.kind { break }
+        }
+        return states
       }
       pipeline.stop()
       #expect(states == [.ready, .paused, .playing])
@@ -80,10 +86,12 @@ extension GStreamerSuite {
       try pipeline.setState(.ready)
       let structure = try Structure(name: "revue-test", ["n": 7])
       #expect(bus.post(.application(structure, from: pipeline)))
-      for await message in bus.messages([.application]) {
-        #expect(message.structure?.get("n", as: Int.self) == 7)
-        break
+      let messages = bus.messages([.application])
+      let message = try await withDeadline(20, "the application message") {
+        for await message in messages { return message }
+        throw CancellationError()
       }
+      #expect(message.structure?.get("n", as: Int.self) == 7)
       pipeline.stop()
     }
 
@@ -103,8 +111,11 @@ extension GStreamerSuite {
       var pipeline: Pipeline? = Pipeline()
       let messages = pipeline!.bus.messages()
       pipeline = nil
-      var count = 0
-      for await _ in messages { count += 1 }
+      let count = try await withDeadline(20, "the stream to end") {
+        var count = 0
+        for await _ in messages { count += 1 }
+        return count
+      }
       #expect(count == 0)
     }
 

@@ -79,8 +79,11 @@ extension GStreamerSuite {
         try source.push(buffer)
       }
       try source.endOfStream()
-      var count = 0
-      for await _ in samples { count += 1 }
+      let count = try await withDeadline(60, "the end of the stream of \(Self.cycles) buffers") {
+        var count = 0
+        for await _ in samples { count += 1 }
+        return count
+      }
       pipeline.stop()
       #expect(count == Self.cycles)
       let alive = LeaksTracer.checkpoint() ?? [:]
