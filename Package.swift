@@ -34,7 +34,7 @@ let package = Package(
     .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueTestSupport"]),
-    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK"]),
+    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

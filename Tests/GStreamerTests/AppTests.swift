@@ -39,18 +39,21 @@ extension GStreamerSuite {
         }
         try source.endOfStream()
       }
-      var received = 0
-      var mismatches: [Int] = []
-      for await sample in samples {
-        let buffer = try #require(sample.buffer)
-        if buffer.bytes != payload(received) || buffer.pts != .milliseconds(UInt64(received))
-          || buffer.dts != .milliseconds(UInt64(received)) || buffer.duration != .milliseconds(1)
-        {
-          mismatches.append(received)
+      let (received, mismatches) = try await withDeadline(30, "the end of the stream of \(count) buffers") {
+        var received = 0
+        var mismatches: [Int] = []
+        for await sample in samples {
+          let buffer = try #require(sample.buffer)
+          if buffer.bytes != payload(received) || buffer.pts != .milliseconds(UInt64(received))
+            || buffer.dts != .milliseconds(UInt64(received)) || buffer.duration != .milliseconds(1)
+          {
+            mismatches.append(received)
+          }
+          received += 1
         }
-        received += 1
+        return (received, mismatches)
       }
-      try await pusher.value
+      try await withDeadline(10, "the pusher to return") { try await pusher.value }
       pipeline.stop()
       #expect(received == count)
       #expect(mismatches.isEmpty, "buffers out of order or changed: \(mismatches.prefix(5))")
@@ -67,9 +70,13 @@ extension GStreamerSuite {
         try pipeline.play()
         try source.push(Buffer(wrapping: memory) { released.withLock { $0 = true } })
         try source.endOfStream()
-        var addresses: [UnsafeRawPointer?] = []
-        for await sample in samples { addresses.append(sample.buffer?.dataAddress) }
-        #expect(addresses == [UnsafeRawPointer(memory.baseAddress)])
+        // Addresses as integers: pointers do not cross tasks.
+        let addresses = try await withDeadline(10, "the end of the stream") {
+          var addresses: [Int?] = []
+          for await sample in samples { addresses.append(sample.buffer?.dataAddress.map { Int(bitPattern: $0) }) }
+          return addresses
+        }
+        #expect(addresses == [Int(bitPattern: memory.baseAddress)])
         pipeline.stop()
       }
       #expect(released.withLock { $0 }, "the pipeline still holds the memory after it was destroyed")
@@ -85,10 +92,16 @@ extension GStreamerSuite {
         continuation.yield()
       }
       source.setCallbacks(needData: { _ in record("need") }, enoughData: { record("enough") })
-      func count(_ event: String) -> Int { log.withLock { $0.filter { $0 == event }.count } }
-      var wakeUps = events.makeAsyncIterator()
+      @Sendable func count(_ event: String) -> Int { log.withLock { $0.filter { $0 == event }.count } }
+      /// Returns once `condition` holds, woken by each callback.
+      func wait(for what: String, until condition: @escaping @Sendable () -> Bool) async throws {
+        try await withDeadline(10, what) {
+          if condition() { return }
+          for await _ in events where condition() { return }
+        }
+      }
       try pipeline.play()
-      while count("need") == 0 { await wakeUps.next() }
+      try await wait(for: "appsrc's first need-data") { count("need") > 0 }
       // Nobody pulls from the sink, so the pipeline stalls and the source's queue fills up.
       var pushed = 0
       while count("enough") == 0 && pushed < 100 {
@@ -100,7 +113,7 @@ extension GStreamerSuite {
       // Draining the sink lets the queue empty, and the source asks for data again.
       let needsWhenFull = count("need")
       for _ in 0..<pushed { #expect(sink.pullSample(timeout: .seconds(5)) != nil) }
-      while count("need") == needsWhenFull { await wakeUps.next() }
+      try await wait(for: "appsrc to ask for data again") { count("need") > needsWhenFull }
       #expect(source.queuedBuffers == 0)
       pipeline.stop()
       continuation.finish()
@@ -113,7 +126,7 @@ extension GStreamerSuite {
       for index in 0..<10 { try source.push(Buffer(copying: [UInt8(index)])) }
       try source.endOfStream()
       let done = pipeline.bus.messages([.eos])
-      for await _ in done { break }
+      try await withDeadline(10, "end of stream") { for await _ in done { return } }
       var kept: [UInt8] = []
       while let sample = sink.pullSample(timeout: .zero) { kept += sample.buffer?.bytes ?? [] }
       #expect(kept == [8, 9])

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 extension GStreamerSuite {
-  @Suite struct BufferTests {
+  @Suite(.timeLimit(.minutes(1))) struct BufferTests {
     init() { TestEnvironment.prepare() }
 
     @Test func bytesAndTimestamps() throws {

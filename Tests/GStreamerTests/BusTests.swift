@@ -12,12 +12,11 @@ extension GStreamerSuite {
       let pipeline = try Pipeline(parsing: "videotestsrc ! identity name=breaker error-after=5 ! fakesink")
       let messages = pipeline.bus.messages([.error])
       try pipeline.play()
-      var received: BusError?
-      for await message in messages {
-        if case .error(let error) = message.kind {
-          received = error
-          break
+      let received: BusError? = try await withDeadline(20, "the identity's error") {
+        for await message in messages {
+          if case .error(let error) = message.kind { return error }
         }
+        return nil
       }
       pipeline.stop()
       let error = try #require(received)
@@ -32,13 +31,15 @@ extension GStreamerSuite {
       let messages = pipeline.bus.messages([.warning])
       try pipeline.setState(.ready)
       try #require(pipeline.element(named: "grumpy")).postWarning("running low", debug: "details here")
-      for await message in messages {
-        guard case .warning(let warning) = message.kind else { continue }
-        #expect(warning.source.hasSuffix("/GstIdentity:grumpy"))
-        #expect(warning.error.message == "running low")
-        #expect(warning.debug?.contains("details here") == true)
-        break
+      let warning = try await withDeadline(20, "the posted warning") {
+        for await message in messages {
+          if case .warning(let warning) = message.kind { return warning }
+        }
+        throw CancellationError()
       }
+      #expect(warning.source.hasSuffix("/GstIdentity:grumpy"))
+      #expect(warning.error.message == "running low")
+      #expect(warning.debug?.contains("details here") == true)
       pipeline.stop()
     }
 
@@ -54,7 +55,9 @@ extension GStreamerSuite {
 
     @Test func playUntilEndOfStreamThrowsTheBusError() async throws {
       let pipeline = try Pipeline(parsing: "videotestsrc ! identity name=breaker error-after=3 ! fakesink")
-      let error = try await #require(throws: GStreamerError.self) { try await pipeline.playUntilEndOfStream() }
+      let error = try await #require(throws: GStreamerError.self) {
+        try await pipeline.playUntilEndOfStream(timeout: .seconds(20))
+      }
       guard case .bus(let busError) = error else {
         Issue.record("expected a bus error, got \(error)")
         return
@@ -66,10 +69,13 @@ extension GStreamerSuite {
       let pipeline = try Pipeline(parsing: "videotestsrc num-buffers=3 ! fakesink")
       let messages = pipeline.bus.messages([.eos, .stateChanged])
       try pipeline.play()
-      var states: [Element.State] = []
-      for await message in messages {
-        if case .stateChanged(_, let new, _) = message.kind, message.source == pipeline { states.append(new) }
-        if case .eos = message.kind { break }
+      let states = try await withDeadline(20, "end of stream") {
+        var states: [Element.State] = []
+        for await message in messages {
+          if case .stateChanged(_, let new, _) = message.kind, message.source == pipeline { states.append(new) }
+          if case .eos = message.kind { break }
+        }
+        return states
       }
       pipeline.stop()
       #expect(states == [.ready, .paused, .playing])
@@ -81,10 +87,12 @@ extension GStreamerSuite {
       try pipeline.setState(.ready)
       let structure = try Structure(name: "revue-test", ["n": 7])
       #expect(bus.post(.application(structure, from: pipeline)))
-      for await message in bus.messages([.application]) {
-        #expect(message.structure?.get("n", as: Int.self) == 7)
-        break
+      let messages = bus.messages([.application])
+      let message = try await withDeadline(20, "the application message") {
+        for await message in messages { return message }
+        throw CancellationError()
       }
+      #expect(message.structure?.get("n", as: Int.self) == 7)
       pipeline.stop()
     }
 
@@ -104,8 +112,11 @@ extension GStreamerSuite {
       var pipeline: Pipeline? = Pipeline()
       let messages = pipeline!.bus.messages()
       pipeline = nil
-      var count = 0
-      for await _ in messages { count += 1 }
+      let count = try await withDeadline(20, "the stream to end") {
+        var count = 0
+        for await _ in messages { count += 1 }
+        return count
+      }
       #expect(count == 0)
     }
 
@@ -150,7 +161,7 @@ extension GStreamerSuite {
       let posting = Atomic(true)
       let disorder = Mutex<[String]>([])
       let churn = Task.detached {
-        try await onThreads(2, within: .seconds(50), "subscribers coming and going") { churner in
+        try await onThreads(2, within: 50, "subscribers coming and going") { churner in
           var rounds = 0
           while posting.load(ordering: .relaxed) {
             let last = Mutex([Int](repeating: -1, count: threads))
@@ -169,14 +180,14 @@ extension GStreamerSuite {
           return rounds
         }
       }
-      _ = try await onThreads(threads, within: .seconds(50), "\(threads) threads posting \(perThread) messages") {
+      _ = try await onThreads(threads, within: 50, "\(threads) threads posting \(perThread) messages") {
         thread in
         for sequence in 0..<perThread { bus.post(try Self.numbered(thread: thread, sequence: sequence)) }
       }
       posting.store(false, ordering: .relaxed)
       let rounds = try await churn.value
       let streamed = try await collect(
-        threads * perThread, of: stream, within: .seconds(30), "every message on the steady stream")
+        threads * perThread, of: stream, within: 30, "every message on the steady stream")
       bus.removeSyncHandler(steady)
       pipeline.stop()
 
@@ -196,7 +207,7 @@ extension GStreamerSuite {
       let bus = pipeline.bus
       for sequence in 0..<10 { #expect(bus.post(try Self.numbered(thread: 0, sequence: sequence))) }
       let messages = try await collect(
-        10, of: bus.messages([.application]), within: .seconds(10), "the messages posted before anyone listened")
+        10, of: bus.messages([.application]), within: 10, "the messages posted before anyone listened")
       #expect(messages.compactMap { Self.number(of: $0)?.sequence } == Array(0..<10))
       pipeline.stop()
     }
@@ -208,7 +219,7 @@ extension GStreamerSuite {
         bus.post(try Self.numbered(thread: 0, sequence: 0))
         let seen = Mutex<[Int]>([])
         let ready = Atomic(0)
-        let tokens = try await onThreads(2, within: .seconds(10), "round \(round) of posting against subscribing") {
+        let tokens = try await onThreads(2, within: 10, "round \(round) of posting against subscribing") {
           index -> Bus.SubscriptionToken? in
           // Both threads start together, to race the posts against the subscription.
           ready.add(1, ordering: .relaxed)
@@ -237,7 +248,7 @@ extension GStreamerSuite {
       let stream = bus.messages([.application])
       bus.post(try Self.numbered(thread: 1, sequence: 0))
       let messages = try await collect(
-        Bus.backlogLimit + 1, of: stream, within: .seconds(10), "the backlog, then a message posted after it")
+        Bus.backlogLimit + 1, of: stream, within: 10, "the backlog, then a message posted after it")
       let numbers = messages.compactMap { Self.number(of: $0) }
       #expect(numbers.dropLast().map(\.sequence) == Array((count - Bus.backlogLimit)..<count))
       #expect(numbers.last.map { [$0.thread, $0.sequence] } == [1, 0], "the backlog held more than its limit")
@@ -251,7 +262,7 @@ extension GStreamerSuite {
       bus.post(try Self.numbered(thread: 0, sequence: 0))
       #expect(bus.pop(.application).flatMap(Self.number(of:))?.sequence == 0)
       #expect(bus.pop(.application) == nil)
-      let popped = try await onThreads(2, within: .seconds(10), "a pop waiting for a message posted meanwhile") {
+      let popped = try await onThreads(2, within: 10, "a pop waiting for a message posted meanwhile") {
         index -> Int? in
         if index == 1 {
           bus.post(try Self.numbered(thread: 1, sequence: 1))
@@ -270,7 +281,7 @@ extension GStreamerSuite {
       bus.post(try Self.numbered(thread: 0, sequence: 0))
       let states = Mutex<[Element.State]>([])
       let handled = Mutex(0)
-      try await onThread(within: .seconds(10), "sync handlers that subscribe, unsubscribe and change state") {
+      try await onThread(within: 10, "sync handlers that subscribe, unsubscribe and change state") {
         let token = bus.addSyncHandler { [weak pipeline] message in
           guard let pipeline else { return }
           if case .stateChanged(_, let new, _) = message.kind, message.source == pipeline {
@@ -306,7 +317,7 @@ extension GStreamerSuite {
       })
       #expect(!pipeline.isStreamingThread)
       try pipeline.play()
-      let seen = try await collect(2, of: events, within: .seconds(10), "stop() in the appsink callback")
+      let seen = try await collect(2, of: events, within: 10, "stop() in the appsink callback")
       #expect(Set(seen) == ["returned on a streaming thread", "stopped"])
       #expect(try pipeline.state().current == .null)
     }
@@ -322,7 +333,7 @@ extension GStreamerSuite {
         event.yield(streaming ? "returned on a streaming thread" : "returned on another thread")
       }
       try pipeline.play()
-      let seen = try await collect(2, of: events, within: .seconds(10), "stop() in the error's sync handler")
+      let seen = try await collect(2, of: events, within: 10, "stop() in the error's sync handler")
       #expect(Set(seen) == ["returned on a streaming thread", "stopped"])
       #expect(try pipeline.state().current == .null)
     }

@@ -37,7 +37,7 @@ extension GStreamerSuite {
       let (arrivals, continuation) = AsyncStream.makeStream(of: (pts: ClockTime?, now: ClockTime).self)
       sink.setCallbacks { sample in continuation.yield((sample.buffer?.pts, Clock.system.time)) }
       try await pipeline.changeState(to: .playing)
-      let samples = try await collect(10, of: arrivals, within: .seconds(10), "10 live buffers at the appsink")
+      let samples = try await collect(10, of: arrivals, within: 10, "10 live buffers at the appsink")
       pipeline.stop()
       try #require(samples.count == 10)
       let baseTime = pipeline.baseTime

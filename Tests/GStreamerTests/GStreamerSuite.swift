@@ -1,5 +1,7 @@
+import RevueTestSupport
 import Testing
 
-/// Every suite of the GStreamer layer, run one test at a time so that the object and thread
-/// counts of the lifetime tests see only their own work.
-@Suite(.serialized) struct GStreamerSuite {}
+/// Every suite of the GStreamer layer, run one test at a time. The lifetime tests, which count
+/// the GStreamer objects and threads of the whole process, also need the process to themselves
+/// (``ProcessGate``), not only this suite.
+@Suite(.serialized, .sharedProcess) struct GStreamerSuite {}

@@ -29,8 +29,11 @@ extension GStreamerSuite {
       try pipeline.play()
       for value in [UInt8(1), 2, 3] { try source.push(Buffer(copying: [value])) }
       try source.endOfStream()
-      var received: [UInt8] = []
-      for await sample in samples { received += sample.buffer?.bytes ?? [] }
+      let received = try await withDeadline(20, "the end of the stream") {
+        var received: [UInt8] = []
+        for await sample in samples { received += sample.buffer?.bytes ?? [] }
+        return received
+      }
       pipeline.stop()
       #expect(received == [101, 103])
       #expect(seen.withLock { $0 } == 3)

@@ -1,10 +1,11 @@
 import Foundation
 import RevueSDK
+import RevueTestSupport
 import Testing
 
 @testable import revue
 
-@Suite struct CommandParsingTests {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct CommandParsingTests {
   @Test func noArgumentsRunsTheMainJob() throws {
     #expect(try Command.parse([]) == .check(json: false))
   }
@@ -70,43 +71,33 @@ import Testing
 }
 
 /// Runs the built `revue` executable, as a user would.
-@Suite(.timeLimit(.minutes(1))) struct RevueExecutableTests {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RevueExecutableTests {
   /// The `revue` binary that `swift build` put beside the test binary.
   static var executable: URL {
     URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
       .appendingPathComponent("revue")
   }
 
-  func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
-    status: Int32, output: String, error: String
-  ) {
-    let process = Process()
-    process.executableURL = Self.executable
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    try process.run()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = error.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-      process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self)
-    )
+  /// Runs `revue` with `arguments` to its end; a run that takes more than `seconds` is ended and
+  /// fails, quoting its standard error.
+  static func run(
+    _ arguments: [String], environment: [String: String] = [:], within seconds: Double = 45,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws -> Subprocess.Exit {
+    try await Subprocess.run(
+      executable, arguments, environment: environment, within: seconds, sourceLocation: sourceLocation)
   }
 
-  @Test func checkReportsVersionElementsAndATestPipeline() throws {
-    let result = try run(["check"])
+  @Test func checkReportsVersionElementsAndATestPipeline() async throws {
+    let result = try await Self.run(["check"])
     #expect(result.status == 0, "\(result.error)")
     #expect(result.output.hasPrefix("GStreamer 1."))
     #expect(result.output.contains("vp8enc"))
     #expect(result.output.contains("test pipeline: 30 frames"))
   }
 
-  @Test func checkAsJSON() throws {
-    let result = try run(["check", "--json"])
+  @Test func checkAsJSON() async throws {
+    let result = try await Self.run(["check", "--json"])
     #expect(result.status == 0, "\(result.error)")
     let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     #expect((object["gstreamer"] as? String)?.hasPrefix("1.") == true)
@@ -120,11 +111,13 @@ import Testing
     if camera["virtual"] as? Bool == true { #expect(result.error.contains("using the virtual camera")) }
   }
 
-  @Test func benchSmokeRun() throws {
+  @Test func benchSmokeRun() async throws {
     let report = FileManager.default.temporaryDirectory.appendingPathComponent(
       "bench-\(UInt32.random(in: 0..<UInt32.max)).md")
     defer { try? FileManager.default.removeItem(at: report) }
-    let result = try run(["bench", "capture-nv12", "--frames", "20", "--runs", "1", "--markdown", report.path])
+    let result = try await Self.run([
+      "bench", "capture-nv12", "--frames", "20", "--runs", "1", "--markdown", report.path,
+    ])
     #expect(result.status == 0, "\(result.error)")
     let copied = result.output.split(separator: "\n").first { $0.contains("bytes copied per frame") }
     #expect(copied?.contains("[0: met]") == true, "\(result.output)")
@@ -134,14 +127,14 @@ import Testing
     #expect(table.contains("Machine: "))
   }
 
-  @Test func usageErrorExitsWithTwoAndOneLine() throws {
-    let result = try run(["fly"])
+  @Test func usageErrorExitsWithTwoAndOneLine() async throws {
+    let result = try await Self.run(["fly"])
     #expect(result.status == 2)
     #expect(result.error.hasPrefix("revue: unknown command 'fly'\n"))
   }
 
-  @Test func devicesListsEveryVirtualProfileWithItsFormats() throws {
-    let result = try run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "all"])
+  @Test func devicesListsEveryVirtualProfileWithItsFormats() async throws {
+    let result = try await Self.run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "all"])
     #expect(result.status == 0, "\(result.error)")
     for name in [
       "USB 720p Webcam", "USB 1080p Webcam", "Integrated Camera", "Integrated IR Camera", "CSI Camera Module",
@@ -151,22 +144,23 @@ import Testing
     #expect(result.output.contains("MJPEG 1920x1080 @ 30,24,20,15,10,7.5,5 fps"))
     #expect(result.output.contains("NV12 3840x2160 @ 1-15 fps"))
     #expect(result.output.contains("H264 1280x720"))
-    let json = try run(["devices", "--json"], environment: ["REVUE_VIRTUAL_CAMERAS": "csi-camera-module"])
+    let json = try await Self.run(["devices", "--json"], environment: ["REVUE_VIRTUAL_CAMERAS": "csi-camera-module"])
     let devices = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
     let camera = try #require(devices.first { $0["id"] as? String == "virtual:csi-camera-module" })
     #expect(camera["position"] as? String == "back")
     #expect((camera["formats"] as? [Any])?.count == 10)
   }
 
-  @Test func devicesWithAnUnknownProfileFailsWithOneLine() throws {
-    let result = try run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "no-such-camera"])
+  @Test func devicesWithAnUnknownProfileFailsWithOneLine() async throws {
+    let result = try await Self.run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "no-such-camera"])
     #expect(result.status == 1)
     #expect(result.error.hasPrefix("revue: no camera profile 'no-such-camera'"))
     #expect(result.error.split(separator: "\n").count == 1)
   }
 
-  @Test func demoSendsAndReceivesOnLoopback() throws {
-    let result = try run(["demo", "--duration", "2"])
+  /// Counts the frames a 2 s demo receives: it needs the machine's cores, so it runs alone.
+  @Test(.wholeProcess) func demoSendsAndReceivesOnLoopback() async throws {
+    let result = try await Self.run(["demo", "--duration", "2"])
     #expect(result.status == 0, "\(result.error)")
     let received = result.output.split(separator: "\n").first { $0.hasPrefix("frames received") }
     let count = received.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
@@ -175,29 +169,34 @@ import Testing
   }
 
   @Test func streamPlaysInReceiveWithASnapshot() async throws {
-    let port = 2 * Int.random(in: 15_000..<30_000)
+    let port = FreePorts.rtp()
     let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("revue-test-\(port).png")
     defer { try? FileManager.default.removeItem(at: snapshot) }
-    let receiver = Task { try run(["receive", "--port", "\(port)", "--frames", "20", "--snapshot", snapshot.path]) }
-    let sender = try run([
+    // The receiver listens before the sender starts (it says so), so the sender's first frames,
+    // its keyframe among them, reach it; without 20 frames it gives up after 20 s.
+    let receiver = try Subprocess(
+      Self.executable,
+      ["receive", "--port", "\(port)", "--frames", "20", "--duration", "20", "--snapshot", snapshot.path])
+    try await receiver.waitForError(containing: "revue: receiving", within: 30)
+    let sender = try await Self.run([
       "stream", "--test-pattern", "--size", "640x480", "--to", "127.0.0.1:\(port)", "--duration", "3", "--json",
     ])
     #expect(sender.status == 0, "\(sender.error)")
-    let received = try await receiver.value
+    let received = try await receiver.exit(within: 30)
     #expect(received.status == 0, "\(received.error)")
     #expect(received.error.contains("wrote 640x480 snapshot"))
     #expect(FileManager.default.fileExists(atPath: snapshot.path))
     #expect(sender.output.split(separator: "\n").first.map { $0.hasPrefix("{") } == true)
   }
 
-  @Test func streamAndReceiveRefuseBadInputWithOneLine() throws {
+  @Test func streamAndReceiveRefuseBadInputWithOneLine() async throws {
     for (arguments, words, status) in [
       (["stream", "--size", "big"], "--size is WIDTHxHEIGHT", Int32(2)),
       (["stream", "--codec", "mpeg2"], "vp8 or h264", 2),
       (["stream", "--to", "no-such-host.invalid:5004", "--test-pattern"], "cannot resolve host", 1),
       (["receive", "--sdp", "/nonexistent.sdp"], "cannot read SDP file", 1),
     ] as [([String], String, Int32)] {
-      let result = try run(arguments)
+      let result = try await Self.run(arguments)
       #expect(result.status == status, "\(arguments): \(result.error)")
       #expect(result.error.contains(words), "\(arguments): \(result.error)")
     }
@@ -205,55 +204,41 @@ import Testing
 }
 
 /// Every shipped pipeline config runs for a moment on test sources, as `revue run` runs it.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ShippedPipelineTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct ShippedPipelineTests {
   static let configs = [
     "camera-vp8-rtp", "camera-h264-rtp", "opus-send", "opus-receive", "receive-window", "receive-file",
     "record-camera",
   ]
 
-  @Test(arguments: configs) func runsForAMoment(_ name: String) throws {
+  @Test(arguments: configs) func runsForAMoment(_ name: String) async throws {
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent("pipelines")
     let output = FileManager.default.temporaryDirectory.appendingPathComponent(
       "revue-\(name)-\(UInt32.random(in: 0..<UInt32.max))")
     defer { try? FileManager.default.removeItem(at: output) }
-    let port = 2 * Int.random(in: 15_000..<30_000)
-    let process = Process()
-    process.executableURL = RevueExecutableTests.executable
-    process.arguments = [
+    let port = FreePorts.rtp()
+    let result = try await RevueExecutableTests.run([
       "run", folder.appendingPathComponent("\(name).pipeline").path, "--duration", "2",
       "-D", name.hasPrefix("opus") ? "SOURCE=audiotestsrc is-live=true" : "SOURCE=videotestsrc is-live=true",
       "-D", "SINK=fakesink", "-D", "FILE=\(output.path)",
       "-D", "PORT=\(port)", "-D", "RTCP_PORT=\(port + 1)", "-D", "WIDTH=320", "-D", "HEIGHT=240",
-    ]
-    let errors = Pipe()
-    process.standardError = errors
-    try process.run()
-    let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(name): \(text)")
+    ])
+    #expect(result.status == 0, "\(name): \(result.error)")
     if name == "record-camera" {
       let size = (try FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
       #expect(size > 10_000, "the MP4 was not finished")
     }
   }
 
-  @Test func aBadConfigNamesFileLineAndColumn() throws {
+  @Test func aBadConfigNamesFileLineAndColumn() async throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "bad-\(UInt32.random(in: 0..<UInt32.max)).pipeline")
     try "videotestsrc\n  ! vp8enc targetbitrate=5 ! fakesink\n".write(to: file, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = RevueExecutableTests.executable
-    process.arguments = ["run", file.path]
-    let errors = Pipe()
-    process.standardError = errors
-    try process.run()
-    let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 1)
+    let result = try await RevueExecutableTests.run(["run", file.path])
+    #expect(result.status == 1)
     #expect(
-      text
+      result.error
         == "revue: \(file.path):2:12: element 'vp8enc' has no property 'targetbitrate' (did you mean 'target-bitrate'?)\n"
     )
   }

@@ -1,9 +1,10 @@
 import Foundation
+import RevueTestSupport
 import Testing
 
 /// A machine without an encoder's plugin: GStreamer given a plugin folder without it.
-@Suite(.timeLimit(.minutes(1))) struct MissingElementTests {
-  @Test func aMissingEncoderIsOneLineNamingItsPackageBeforeAnythingStarts() throws {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct MissingElementTests {
+  @Test func aMissingEncoderIsOneLineNamingItsPackageBeforeAnythingStarts() async throws {
     let plugins = "/usr/lib/x86_64-linux-gnu/gstreamer-1.0"
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "revue-plugins-\(UInt32.random(in: 0..<UInt32.max))")
@@ -13,8 +14,8 @@ import Testing
       try FileManager.default.createSymbolicLink(
         atPath: folder.appendingPathComponent(name).path, withDestinationPath: "\(plugins)/\(name)")
     }
-    let port = 2 * Int.random(in: 15_000..<30_000)
-    let result = try RevueExecutableTests().run(
+    let port = FreePorts.rtp()
+    let result = try await RevueExecutableTests.run(
       ["stream", "--test-pattern", "--codec", "vp8", "--duration", "1", "--to", "127.0.0.1:\(port)"],
       environment: [
         "GST_PLUGIN_SYSTEM_PATH_1_0": folder.path, "GST_PLUGIN_PATH": "",

@@ -10,7 +10,7 @@ import Testing
 /// two publications (two pipelines with base times of their own), land within ±10 ms of each
 /// other in a recording GStreamer's `rtpbin` makes by the sender reports, before and after a
 /// camera switch; Revue's own receiver reads the same from the reports.
-@Suite(.serialized) struct AVSyncTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct AVSyncTests {
   init() { TestEnvironment.prepare() }
 
   /// Counts the white flashes a track renders.
@@ -35,7 +35,7 @@ import Testing
     /// Waits until `count` flashes were rendered.
     func wait(for count: Int) async throws {
       let flashes = self.flashes
-      try await withDeadline(.seconds(Double(count) + 10), "\(count) flashes of the camera") {
+      try await withDeadline(Double(count) + 10, "\(count) flashes of the camera") {
         for await seen in flashes where seen >= count { return }
       }
     }
@@ -58,9 +58,9 @@ import Testing
     return (room, participant, capturer, audio, counter)
   }
 
-  @Test(.timeLimit(.minutes(1))) func aGStreamerRecordingShowsFlashAndBeepTogether() async throws {
+  @Test(.wholeProcess) func aGStreamerRecordingShowsFlashAndBeepTogether() async throws {
     try await TestCameras.with(["csi-camera-module"]) { cameras in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp(pairs: 2)
       let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-sync-\(port).mkv")
       defer { try? FileManager.default.removeItem(at: file) }
       let recording = try SyncJudge.Recording(videoPort: port, audioPort: port + 2, file: file)
@@ -79,9 +79,9 @@ import Testing
     }
   }
 
-  @Test(.timeLimit(.minutes(1))) func theSkewStaysWithinTenMillisecondsAcrossACameraSwitch() async throws {
+  @Test(.wholeProcess) func theSkewStaysWithinTenMillisecondsAcrossACameraSwitch() async throws {
     try await TestCameras.with(["csi-camera-module", "csi-camera-module"]) { cameras in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp(pairs: 2)
       let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-switch-\(port).mkv")
       defer { try? FileManager.default.removeItem(at: file) }
       let recording = try SyncJudge.Recording(videoPort: port, audioPort: port + 2, file: file)
@@ -107,9 +107,9 @@ import Testing
     }
   }
 
-  @Test(.timeLimit(.minutes(1))) func revuesOwnReceiverReadsTheSkewFromTheReports() async throws {
+  @Test(.wholeProcess) func revuesOwnReceiverReadsTheSkewFromTheReports() async throws {
     try await TestCameras.with(["csi-camera-module"]) { cameras in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp(pairs: 2)
       let (room, _, capturer, audio, counter) = try await sendingRoom(port: port, camera: cameras[0])
       let receiving = Room()
       let remote = try await receiving.listen(sdp: room.sdp, on: "127.0.0.1", measuresAVSync: true)

@@ -11,7 +11,7 @@ final class RecordingAudioRenderer: AudioRenderer {
   var frames: Int { buffers.withLock { $0.reduce(0) { $0 + $1.frameLength } } }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct AudioBufferCapturerTests {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct AudioBufferCapturerTests {
   init() { TestEnvironment.prepare() }
 
   /// `milliseconds` of a 440 Hz tone.
@@ -44,10 +44,13 @@ final class RecordingAudioRenderer: AudioRenderer {
     capturer.capture(try Self.tone(rate: 48_000, channels: 2, milliseconds: 10, float: false))
     #expect(renderer.frames == 480)
     try await capturer.stopCapture()
-    var seen: [AudioCapturer.Event] = []
-    for await event in states {
-      seen.append(event)
-      if seen.count == 2 { break }
+    let seen = try await withDeadline(20, "the capturer's two state changes") {
+      var seen: [AudioCapturer.Event] = []
+      for await event in states {
+        seen.append(event)
+        if seen.count == 2 { break }
+      }
+      return seen
     }
     #expect(seen == [.state(.capturing), .state(.idle)])
   }

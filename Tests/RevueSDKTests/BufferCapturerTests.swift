@@ -27,7 +27,7 @@ final class TestProcessor: VideoProcessor {
   var count: Int { calls.withLock { $0.count } }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct BufferCapturerTests {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct BufferCapturerTests {
   init() { TestEnvironment.prepare() }
 
   static func frame(_ format: PixelFormat = .nv12, _ width: Int = 64, _ height: Int = 48) -> PixelBuffer {
@@ -109,11 +109,15 @@ final class TestProcessor: VideoProcessor {
     capturer.capture(Self.frame(.yuy2))
     capturer.capture(Self.frame(.rgba))
     #expect(renderer.count == 0)
-    var warnings: [String] = []
-    for await entry in log where entry.level == .warning && entry.category == "BufferCapturer" {
-      warnings.append(entry.message)
-      if warnings.count == 2 { break }
+    let warnings = try await withDeadline(20, "two warnings of the BufferCapturer") {
+      var warnings: [String] = []
+      for await entry in log where entry.level == .warning && entry.category == "BufferCapturer" {
+        warnings.append(entry.message)
+        if warnings.count == 2 { break }
+      }
+      return warnings
     }
+    try #require(warnings.count == 2)
     #expect(warnings[0].contains("YUY2") && warnings[1].contains("RGBA"))
     capturer.capture(Self.frame(.nv12))
     #expect(renderer.count == 1)
@@ -198,28 +202,29 @@ final class TestProcessor: VideoProcessor {
 
   @Test func aSlowProcessorDropsFramesInsteadOfQueueing() async throws {
     let (track, capturer, renderer) = try await Self.startedTrack()
-    let entered = DispatchSemaphore(value: 0)
+    let (entered, enter) = AsyncStream.makeStream(of: Void.self)
     let release = DispatchSemaphore(value: 0)
     let first = Mutex(true)
     track.processor = TestProcessor { frame in
       if first.withLock({ value in
         defer { value = false }; return value
       }) {
-        entered.signal()
-        release.wait()
+        enter.yield()
+        // The processor's own thread waits, not the test's; bounded all the same.
+        _ = release.wait(timeout: .now() + .seconds(30))
       }
       return frame
     }
-    let done = DispatchSemaphore(value: 0)
+    let (done, finish) = AsyncStream.makeStream(of: Void.self)
     Thread.detachNewThread {
       capturer.capture(Self.frame())
-      done.signal()
+      finish.yield()
     }
-    entered.wait()
+    try await withDeadline(20, "the processor to get the first frame") { for await _ in entered { return } }
     for _ in 0..<10 { capturer.capture(Self.frame()) }  // all arrive while the first is processed
     #expect(renderer.count == 0)
     release.signal()
-    done.wait()
+    try await withDeadline(20, "the first capture to return") { for await _ in done { return } }
     #expect(renderer.count == 1)
     capturer.capture(Self.frame())
     #expect(renderer.count == 2)
@@ -310,10 +315,13 @@ final class TestProcessor: VideoProcessor {
     capturer.capture(Self.frame(.nv12, 64, 48))
     capturer.capture(Self.frame(.bgra, 32, 16))
     try await capturer.stopCapture()
-    var seen: [VideoCapturer.Event] = []
-    for await event in events {
-      seen.append(event)
-      if seen.count == 5 { break }
+    let seen = try await withDeadline(20, "five capturer events") {
+      var seen: [VideoCapturer.Event] = []
+      for await event in events {
+        seen.append(event)
+        if seen.count == 5 { break }
+      }
+      return seen
     }
     #expect(
       seen == [
@@ -346,12 +354,14 @@ final class TestProcessor: VideoProcessor {
     let delegate = Delegate(done: continuation)
     capturer.delegates.add(delegate: delegate)
     try await capturer.startCapture()
-    await Task.detached {  // frames pushed from a background thread
-      capturer.capture(Self.frame(.nv12, 64, 48))
-      capturer.capture(Self.frame(.nv12, 32, 24))
-    }.value
+    try await withDeadline(20, "two frames pushed from a background thread") {
+      await Task.detached {
+        capturer.capture(Self.frame(.nv12, 64, 48))
+        capturer.capture(Self.frame(.nv12, 32, 24))
+      }.value
+    }
     try await capturer.stopCapture()
-    for await _ in done { break }
+    try await withDeadline(20, "the delegate to hear the size go") { for await _ in done { return } }
     #expect(delegate.log == ["state capturing", "size 64x48", "size 32x24", "state idle", "size nil"])
   }
 
@@ -361,9 +371,10 @@ final class TestProcessor: VideoProcessor {
       let track = LocalVideoTrack.createBufferTrack()
       try await track.capturer?.startCapture()
     }
-    for await entry in log where entry.level == .error && entry.category == "BufferCapturer" {
-      #expect(entry.message.contains("released while capturing"))
-      break
+    let entry = try await withDeadline(20, "an error of the BufferCapturer") {
+      for await entry in log where entry.level == .error && entry.category == "BufferCapturer" { return entry }
+      throw CancellationError()
     }
+    #expect(entry.message.contains("released while capturing"))
   }
 }

@@ -5,7 +5,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct CameraCapturerTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraCapturerTests {
   init() { TestEnvironment.prepare() }
 
   /// A camera track on `device`, with a renderer.
@@ -25,7 +25,7 @@ import Testing
       #expect(capturer.captureState == .capturing)
       #expect(capturer.device == devices[0])
       #expect(capturer.format?.encoding == .jpeg)
-      let frame = try #require(await renderer.next())
+      let frame = try await renderer.next()
       #expect(frame.dimensions == Dimensions(width: 1280, height: 720))
       #expect(capturer.dimensions == Dimensions(width: 1280, height: 720))
       try await capturer.stopCapture()
@@ -50,7 +50,7 @@ extension CameraCapturerTests {
       #expect(capturer.options == wanted)
       #expect(capturer.device == nil)
       try await capturer.startCapture()
-      let frame = try #require(await renderer.next())
+      let frame = try await renderer.next()
       #expect(frame.dimensions == .h1080_169)
       try await capturer.stopCapture()
       _ = track
@@ -61,17 +61,20 @@ extension CameraCapturerTests {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let (track, capturer, renderer) = Self.track(on: devices[0])
       try await capturer.startCapture()
-      _ = try #require(await renderer.next { $0.dimensions == .h720_169 })
+      _ = try await renderer.next { $0.dimensions == .h720_169 }
       let events = capturer.events
       #expect(try await capturer.set(options: capturer.options.copyWith(dimensions: .h1080_169)) == true)
-      _ = try #require(await renderer.next { $0.dimensions == .h1080_169 })
+      _ = try await renderer.next { $0.dimensions == .h1080_169 }
       #expect(capturer.dimensions == .h1080_169)
       #expect(capturer.captureState == .capturing)
       try await capturer.stopCapture()
-      var seen: [VideoCapturer.Event] = []
-      for await event in events {
-        seen.append(event)
-        if event == .state(.idle) { break }
+      let seen = try await withDeadline(20, "the capturer's events up to its stop") {
+        var seen: [VideoCapturer.Event] = []
+        for await event in events {
+          seen.append(event)
+          if event == .state(.idle) { break }
+        }
+        return seen
       }
       // One size change, and the only state change is the final stop.
       #expect(seen == [.dimensions(.h1080_169), .state(.idle)])
@@ -91,10 +94,13 @@ extension CameraCapturerTests {
       let second = Task.immediate { try await capturer.set(options: options.copyWith(dimensions: .h540_169)) }
       #expect(capturer.options.dimensions == .h540_169)
       let third = try await capturer.set(options: options.copyWith(dimensions: .h1080_169))
-      #expect(try await [first.value, second.value, third] == [false, false, true])
+      let earlier = try await withDeadline(20, "the two earlier calls") {
+        [try await first.value, try await second.value]
+      }
+      #expect(earlier + [third] == [false, false, true])
       #expect(capturer.options.dimensions == .h1080_169)
       #expect(VirtualDevices.openCount(devices[0].id) == opensBefore + 1)
-      _ = try #require(await renderer.next { $0.dimensions == .h1080_169 })
+      _ = try await renderer.next { $0.dimensions == .h1080_169 }
       try await capturer.stopCapture()
       _ = track
     }
@@ -102,7 +108,8 @@ extension CameraCapturerTests {
 }
 
 extension CameraCapturerTests {
-  @Test func switchingPositionFollowsTheSeed() async throws {
+  /// Picks cameras by position among every camera of the process: it runs alone.
+  @Test(.wholeProcess) func switchingPositionFollowsTheSeed() async throws {
     try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(position: .front))
       let capturer = try #require(track.capturer as? CameraCapturer)
@@ -121,7 +128,8 @@ extension CameraCapturerTests {
     }
   }
 
-  @Test func noCameraThatWayThrowsBeforeAnythingChanges() async throws {
+  /// Asks for a position no camera of the process has: it runs alone.
+  @Test(.wholeProcess) func noCameraThatWayThrowsBeforeAnythingChanges() async throws {
     try await TestCameras.with(["laptop-integrated"]) { devices in
       let (track, capturer, _) = Self.track(on: devices[0])
       try await capturer.startCapture()
@@ -131,7 +139,7 @@ extension CameraCapturerTests {
       #expect(try await CameraCapturer.canSwitchPosition() == false)
       // A device that is not there (unplugged) while running.
       let gone = try await TestCameras.add("usb-720p-webcam")
-      await TestCameras.remove([gone])
+      try await TestCameras.remove([gone])
       await #expect(throws: CameraCapturerError.deviceNotAvailable) {
         try await capturer.set(options: capturer.options.copyWith(device: gone))
       }
@@ -142,7 +150,8 @@ extension CameraCapturerTests {
     }
   }
 
-  @Test func busyCameraKeepsTheOldOneAndRestoresOptions() async throws {
+  /// A busy camera falls back to any other camera of the process: it runs alone.
+  @Test(.wholeProcess) func busyCameraKeepsTheOldOneAndRestoresOptions() async throws {
     try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { devices in
       let (track, capturer, renderer) = Self.track(on: devices[0])
       try await capturer.startCapture()
@@ -151,11 +160,11 @@ extension CameraCapturerTests {
       defer { VirtualDevices.setBusy(devices[1].id, false) }
       let changed = Task.immediate { try await capturer.set(options: capturer.options.copyWith(device: devices[1])) }
       #expect(capturer.options.device == devices[1])  // changed at once
-      #expect(try await changed.value == false)
+      #expect(try await withDeadline(20, "the call with the busy camera") { try await changed.value } == false)
       #expect(capturer.options == before.0 && capturer.position == before.1)
       #expect(capturer.device == devices[0])
       #expect(capturer.captureState == .capturing)
-      _ = try #require(await renderer.next())
+      _ = try await renderer.next()
       try await capturer.stopCapture()
       _ = track
     }
@@ -168,15 +177,18 @@ extension CameraCapturerTests {
       try await capturer.startCapture()
       #expect(try await capturer.set(options: capturer.options.copyWith(dimensions: .h2160_169)) == true)
       try await capturer.stopCapture()
-      var downgrades: [VideoCapturer.Event] = []
-      var sizes: [Dimensions?] = []
-      for await event in events {
-        switch event {
-        case .downgradedResolution: downgrades.append(event)
-        case .dimensions(let size): sizes.append(size)
-        default: break
+      let (downgrades, sizes) = try await withDeadline(20, "the capturer's events up to its stop") {
+        var downgrades: [VideoCapturer.Event] = []
+        var sizes: [Dimensions?] = []
+        for await event in events {
+          switch event {
+          case .downgradedResolution: downgrades.append(event)
+          case .dimensions(let size): sizes.append(size)
+          default: break
+          }
+          if event == .state(.idle) { break }
         }
-        if event == .state(.idle) { break }
+        return (downgrades, sizes)
       }
       #expect(
         downgrades == [
@@ -192,10 +204,12 @@ extension CameraCapturerTests {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let (track, capturer, renderer) = Self.track(on: devices[0])
       try await capturer.startCapture()
-      let plain = try Self.topCorners(try #require(await renderer.next()))
+      let plain = try Self.topCorners(try await renderer.next())
       #expect(try await capturer.set(options: capturer.options.copyWith(isMirrored: true)) == true)
-      let flipped = await renderer.next { ((try? Self.topCorners($0)).map { $0.left < $0.right }) ?? false }
-      let mirrored = try Self.topCorners(try #require(flipped))
+      let flipped = try await renderer.next("a mirrored frame") {
+        ((try? Self.topCorners($0)).map { $0.left < $0.right }) ?? false
+      }
+      let mirrored = try Self.topCorners(flipped)
       #expect(plain.left > plain.right + 50)  // SMPTE bars: grey on the left, blue on the right
       #expect(abs(Int(mirrored.left) - Int(plain.right)) < 8 && abs(Int(mirrored.right) - Int(plain.left)) < 8)
       try await capturer.stopCapture()
@@ -209,10 +223,14 @@ extension CameraCapturerTests {
       let (track, capturer, renderer) = Self.track(on: devices[0], CameraCaptureOptions(fps: 60))
       try await capturer.startCapture()
       #expect(capturer.format?.maxFrameRate == 30)
-      var stamps: [UInt64] = []
-      for await frame in renderer.frames {
-        if let pts = frame.timestamp?.nanoseconds { stamps.append(pts) }
-        if stamps.count == 7 { break }
+      let frames = renderer.frames
+      let stamps = try await withDeadline(20, "7 timestamped frames") {
+        var stamps: [UInt64] = []
+        for await frame in frames {
+          if let pts = frame.timestamp?.nanoseconds { stamps.append(pts) }
+          if stamps.count == 7 { break }
+        }
+        return stamps
       }
       let gaps = zip(stamps.dropFirst(), stamps).map { Double($0 - $1) / 1e6 }
       #expect(gaps.allSatisfy { abs($0 - 1000.0 / 60) < 1 }, "gaps \(gaps) ms")
@@ -229,7 +247,7 @@ extension CameraCapturerTests {
       let (track, capturer, renderer) = Self.track(on: devices[0], CameraCaptureOptions(preferredFormat: h264))
       try await capturer.startCapture()
       #expect(capturer.format == h264)
-      let frame = try #require(await renderer.next())
+      let frame = try await renderer.next()
       #expect(frame.dimensions == .h720_169)
       try await capturer.stopCapture()
       _ = track

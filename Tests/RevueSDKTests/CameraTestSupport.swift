@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import RevueSDK
+import RevueTestSupport
 import Synchronization
 import Testing
 
@@ -19,10 +20,16 @@ final class FrameStream: VideoRenderer {
 
   var count: Int { counter.withLock { $0 } }
 
-  /// The next frame that satisfies `condition`.
-  func next(where condition: (PixelBuffer) -> Bool = { _ in true }) async -> PixelBuffer? {
-    for await frame in frames where condition(frame) { return frame }
-    return nil
+  /// The next frame that satisfies `condition`; throws when none comes within `seconds`.
+  func next(
+    _ what: String = "a frame", within seconds: Double = 20, sourceLocation: SourceLocation = #_sourceLocation,
+    where condition: @escaping @Sendable (PixelBuffer) -> Bool = { _ in true }
+  ) async throws -> PixelBuffer {
+    let frames = frames
+    return try await withDeadline(seconds, what, sourceLocation: sourceLocation) {
+      for await frame in frames where condition(frame) { return frame }
+      throw CancellationError()
+    }
   }
 }
 
@@ -35,10 +42,12 @@ enum TestCameras {
     let events = CameraCapturer.deviceEvents
     let id = VirtualDevices.addCamera(profile)
     if let device = try await CameraCapturer.captureDevices().first(where: { $0.id == id }) { return device }
-    for await event in events {
-      if case .added(let device) = event, device.id == id { return device }
+    return try await withDeadline(20, "the SDK to list the camera \(id)") {
+      for await event in events {
+        if case .added(let device) = event, device.id == id { return device }
+      }
+      throw CancellationError()
     }
-    throw CancellationError()
   }
 
   /// A room sending to `rtp://127.0.0.1:PORT`, its camera capturer set to `device` at
@@ -61,38 +70,47 @@ enum TestCameras {
     for profile in profiles { devices.append(try await add(profile)) }
     do {
       let result = try await body(devices)
-      await remove(devices)
+      try await remove(devices)
       return result
     } catch {
-      await remove(devices)
+      try? await remove(devices)
       throw error
     }
   }
 
   /// Removes virtual cameras and waits until the SDK no longer lists them.
-  static func remove(_ devices: [CaptureDevice]) async {
+  static func remove(_ devices: [CaptureDevice]) async throws {
     for device in devices {
       let events = CameraCapturer.deviceEvents
       VirtualDevices.remove(device.id)
       guard (try? await CameraCapturer.captureDevices().contains(device)) == true else { continue }
-      for await event in events where event == .removed(device) { break }
+      try await withDeadline(20, "the SDK to drop the camera \(device.id)") {
+        for await event in events where event == .removed(device) { return }
+      }
     }
   }
 
   /// Waits for the event `matching` after running `action`.
-  static func expectDeviceEvent(_ matching: @escaping (DeviceEvent) -> Bool, after action: () -> Void) async {
+  static func expectDeviceEvent(
+    _ matching: @escaping @Sendable (DeviceEvent) -> Bool, after action: () -> Void,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws {
     let events = CameraCapturer.deviceEvents
     action()
-    for await event in events where matching(event) { return }
+    try await withDeadline(20, "a device event", sourceLocation: sourceLocation) {
+      for await event in events where matching(event) { return }
+    }
   }
 
   /// The camera events of `capturer` from now on, until one matches.
   static func waitForEvent(
-    _ capturer: VideoCapturer, _ matching: @escaping (VideoCapturer.Event) -> Bool,
-    after action: () async throws -> Void
+    _ capturer: VideoCapturer, _ matching: @escaping @Sendable (VideoCapturer.Event) -> Bool,
+    after action: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
   ) async throws {
     let events = capturer.events
     try await action()
-    for await event in events where matching(event) { return }
+    try await withDeadline(20, "a capturer event", sourceLocation: sourceLocation) {
+      for await event in events where matching(event) { return }
+    }
   }
 }

@@ -9,7 +9,7 @@ import Testing
 /// Faults injected mid-stream, one kind at a time (an element of a running pipeline posts an
 /// error, as a failing element does): each ends only what it touches, says why in an event
 /// with GStreamer's text and the element's path, and the rest of the node keeps running.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct FaultTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FaultTests {
   init() { TestEnvironment.prepare() }
 
   /// Counts what a track renders, for waits on progress.
@@ -38,7 +38,7 @@ import Testing
     func advances(by more: Int, _ what: String) async throws {
       let target = count + more
       let updates = self.updates
-      try await withDeadline(.seconds(10), what) {
+      try await withDeadline(10, what) {
         for await count in updates where count >= target { return }
       }
     }
@@ -57,7 +57,7 @@ import Testing
     let audioReceived = Progress()
 
     static func start(camera device: CaptureDevice) async throws -> Node {
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp(pairs: 2)
       let (room, participant, camera) = try await TestCameras.sendingRoom(
         to: port, camera: device, dimensions: .h360_169)
       let microphoneDevice = try await VirtualDevices.microphone(name: "Fault \(port)")
@@ -95,11 +95,11 @@ import Testing
 
   /// The first `StreamState.failed` a stream's events report.
   private static func failure(_ events: AsyncStream<StreamEvent>, _ what: String) async throws -> MediaFault {
-    try await withDeadline(.seconds(5), what) {
+    try await withDeadline(5, what) {
       for await event in events {
         if case .state(.failed(let fault)) = event { return fault }
       }
-      throw DeadlineExceeded(what: what, limit: .zero)
+      throw DeadlineExceeded("\(what): the stream ended")
     }
   }
 
@@ -108,7 +108,7 @@ import Testing
       let node = try await Node.start(camera: cameras[0])
       let events = node.camera.events
       try Self.element("source", of: node.camera.captureSession).postError("injected camera failure")
-      let (fault, reason) = try await withDeadline(.seconds(5), "the camera's fault and interruption") {
+      let (fault, reason) = try await withDeadline(5, "the camera's fault and interruption") {
         var fault: MediaFault?
         for await event in events {
           if case .fault(let posted) = event { fault = posted }
@@ -133,7 +133,7 @@ import Testing
       let capturer = try #require(node.microphone.capturer as? MicrophoneCapturer)
       let events = capturer.events
       try Self.element("source", of: capturer.captureSession).postError("injected microphone failure")
-      let reason = try await withDeadline(.seconds(5), "the microphone's interruption") {
+      let reason = try await withDeadline(5, "the microphone's interruption") {
         for await event in events { if case .interrupted(let reason) = event { return reason } }
         throw CancellationError()
       }

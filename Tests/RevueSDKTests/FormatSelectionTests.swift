@@ -4,7 +4,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct FormatSelectionTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FormatSelectionTests {
   init() { TestEnvironment.prepare() }
 
   /// One row: on a profile, asking for a size and rate gives a format, and a downgrade or not.
@@ -101,14 +101,17 @@ import Testing
     let events = capturer.events
     try await capturer.startCapture()
     #expect(capturer.format == format)
-    let frame = try #require(await renderer.next())
+    let frame = try await renderer.next()
     #expect(frame.dimensions == format.dimensions)
     #expect([.nv12, .i420].contains(frame.format))
     try await capturer.stopCapture()
-    var downgrades: [VideoCapturer.Event] = []
-    for await event in events {
-      if case .downgradedResolution = event { downgrades.append(event) }
-      if case .state(.idle) = event { break }
+    let downgrades = try await withDeadline(20, "the capturer's events up to its stop") {
+      var downgrades: [VideoCapturer.Event] = []
+      for await event in events {
+        if case .downgradedResolution = event { downgrades.append(event) }
+        if case .state(.idle) = event { break }
+      }
+      return downgrades
     }
     let asked = Dimensions(width: row.asked.0, height: row.asked.1)
     #expect(downgrades == (row.downgrade ? [.downgradedResolution(requested: asked, actual: format.dimensions)] : []))
@@ -145,7 +148,8 @@ import Testing
     }
   }
 
-  @Test func infraredCameraIsListedButNeverPicked() async throws {
+  /// Picks a camera by position among every camera of the process: it runs alone.
+  @Test(.wholeProcess) func infraredCameraIsListedButNeverPicked() async throws {
     try await TestCameras.with(["laptop-ir", "laptop-integrated"]) { devices in
       let infrared = devices[0]
       #expect(infrared.isInfrared)

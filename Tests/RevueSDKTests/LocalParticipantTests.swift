@@ -5,7 +5,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct LocalParticipantTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct LocalParticipantTests {
   init() { TestEnvironment.prepare() }
 
   /// A participant whose camera is `device`, and a renderer on its camera track.
@@ -20,10 +20,14 @@ import Testing
   }
 
   /// Waits until the capturer reaches `state`.
-  static func waitFor(_ state: CaptureState, of capturer: VideoCapturer) async {
+  static func waitFor(
+    _ state: CaptureState, of capturer: VideoCapturer, sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws {
     let events = capturer.events
     if capturer.captureState == state { return }
-    for await event in events where event == .state(state) { return }
+    try await withDeadline(20, "the capturer to be \(state)", sourceLocation: sourceLocation) {
+      for await event in events where event == .state(state) { return }
+    }
   }
 
   @Test func tracksExistBeforeTheyRun() {
@@ -46,18 +50,19 @@ import Testing
       participant.setCamera(enabled: true)
       #expect(participant.isCameraActive)
       #expect(capturer.captureState == .idle)  // the device follows later
-      await Self.waitFor(.capturing, of: capturer)
-      _ = try #require(await renderer.next())
+      try await Self.waitFor(.capturing, of: capturer)
+      _ = try await renderer.next()
       #expect(VirtualDevices.openCount(devices[0].id) <= 2)
       #expect(VirtualDevices.openCount(devices[0].id) >= 1)
       participant.setCamera(enabled: false)
       #expect(!participant.isCameraActive)
-      await Self.waitFor(.idle, of: capturer)
+      try await Self.waitFor(.idle, of: capturer)
       #expect(capturer.device == nil)
     }
   }
 
-  @Test func cameraThatCannotStartTurnsTheFlagBack() async throws {
+  /// A busy camera falls back to any other camera of the process: it runs alone.
+  @Test(.wholeProcess) func cameraThatCannotStartTurnsTheFlagBack() async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
       VirtualDevices.setBusy(devices[0].id, true)
       defer { VirtualDevices.setBusy(devices[0].id, false) }
@@ -71,7 +76,9 @@ import Testing
       let events = participant.events
       participant.setCamera(enabled: true)
       #expect(participant.isCameraActive)
-      for await event in events where event == .cameraActive(false) { break }
+      try await withDeadline(20, "the camera flag to turn back off") {
+        for await event in events where event == .cameraActive(false) { return }
+      }
       #expect(capturer.captureState == .idle)
     }
   }
@@ -80,11 +87,11 @@ import Testing
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let (participant, capturer, renderer) = try await Self.participant(camera: devices[0])
       participant.setCamera(enabled: true, options: capturer.options.copyWith(dimensions: .h1080_169))
-      _ = try #require(await renderer.next { $0.dimensions == .h1080_169 })
+      _ = try await renderer.next { $0.dimensions == .h1080_169 }
       participant.setCamera(enabled: true, options: capturer.options.copyWith(dimensions: .h360_169))
-      _ = try #require(await renderer.next { $0.dimensions == .h360_169 })
+      _ = try await renderer.next { $0.dimensions == .h360_169 }
       participant.setCamera(enabled: false)
-      await Self.waitFor(.idle, of: capturer)
+      try await Self.waitFor(.idle, of: capturer)
     }
   }
 
@@ -94,31 +101,41 @@ import Testing
       let events = capturer.events
       let flags = participant.events
       participant.setCamera(enabled: true)
-      await Self.waitFor(.capturing, of: capturer)
-      _ = try #require(await renderer.next())
+      try await Self.waitFor(.capturing, of: capturer)
+      _ = try await renderer.next()
       VirtualDevices.unplug(devices[0].id)
-      var reason: String?
-      for await event in events {
-        if case .interrupted(let why) = event { reason = why }
-        if event == .state(.idle) { break }
+      let reason = try await withDeadline(20, "the capturer to stop on the unplug") {
+        var reason: String?
+        for await event in events {
+          if case .interrupted(let why) = event { reason = why }
+          if event == .state(.idle) { break }
+        }
+        return reason
       }
       #expect(reason?.contains("unplugged") == true, "\(reason ?? "no reason")")
       #expect(capturer.device == nil && capturer.captureState == .idle)
-      for await flag in flags where flag == .cameraActive(false) { break }
+      try await withDeadline(20, "the camera flag to turn off on the unplug") {
+        for await flag in flags where flag == .cameraActive(false) { return }
+      }
       // Plugged back while still wanted: capture resumes by itself.
       let resumed = capturer.events
       VirtualDevices.replug(devices[0].id)
-      for await event in resumed where event == .state(.capturing) { break }
+      try await withDeadline(20, "capture to resume on the replug") {
+        for await event in resumed where event == .state(.capturing) { return }
+      }
       #expect(capturer.device == devices[0])
       let framesBefore = renderer.count
-      _ = try #require(await renderer.next { _ in renderer.count > framesBefore })
-      for await flag in flags where flag == .cameraActive(true) { break }
+      _ = try await renderer.next { _ in renderer.count > framesBefore }
+      try await withDeadline(20, "the camera flag to turn back on") {
+        for await flag in flags where flag == .cameraActive(true) { return }
+      }
       participant.setCamera(enabled: false)
-      await Self.waitFor(.idle, of: capturer)
+      try await Self.waitFor(.idle, of: capturer)
     }
   }
 
-  @Test func missingCamerasGiveVideoSDKCodes() async throws {
+  /// Ends with no camera in the process at all: it runs alone.
+  @Test(.wholeProcess) func missingCamerasGiveVideoSDKCodes() async throws {
     await #expect {
       _ = try await CameraCapturer.captureDevice(id: "no-such-camera")
     } throws: { error in (error as? DeviceError)?.code.rawValue == 3071 }
@@ -129,20 +146,23 @@ import Testing
       profileName: "bayer-\(UInt32.random(in: 0..<UInt32.max))", file: "bayer.caps")
     let events = CameraCapturer.deviceEvents
     let id = VirtualDevices.addCamera(bayer)
-    var device: CaptureDevice?
-    for await event in events {
-      if case .added(let added) = event, added.id == id { device = added }
-      if device != nil { break }
+    let device: CaptureDevice? = try await withDeadline(20, "the SDK to list the Bayer camera") {
+      for await event in events {
+        if case .added(let added) = event, added.id == id { return added }
+      }
+      return nil
     }
     let named = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(device: device))
     await #expect {
       try await named.capturer?.startCapture()
     } throws: { error in (error as? DeviceError)?.code.rawValue == 3026 }
-    await TestCameras.remove([try #require(device)])
+    try await TestCameras.remove([try #require(device)])
     // No camera at all (every test removes its own): 3021.
     let removals = CameraCapturer.deviceEvents
     if try await !CameraCapturer.captureDevices().isEmpty {
-      for await _ in removals where try await CameraCapturer.captureDevices().isEmpty { break }
+      try await withDeadline(20, "the last camera to go") {
+        for await _ in removals where try await CameraCapturer.captureDevices().isEmpty { return }
+      }
     }
     let none = LocalVideoTrack.createCameraTrack()
     await #expect {

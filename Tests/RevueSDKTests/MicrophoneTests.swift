@@ -15,7 +15,7 @@ final class AudioStream: AudioRenderer {
   func render(pcmBuffer: AudioPCMBuffer) { continuation.yield(pcmBuffer) }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MicrophoneTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct MicrophoneTests {
   init() { TestEnvironment.prepare() }
 
   /// A virtual microphone of a fresh name, once the SDK lists it.
@@ -23,10 +23,12 @@ final class AudioStream: AudioRenderer {
     let events = CameraCapturer.deviceEvents
     let id = VirtualDevices.addMicrophone(name: "Test Mic \(UInt32.random(in: 0..<UInt32.max))", signal: signal)
     if let device = try await MicrophoneCapturer.captureDevices().first(where: { $0.id == id }) { return device }
-    for await event in events {
-      if case .added(let device) = event, device.id == id { return device }
+    return try await withDeadline(20, "the SDK to list the microphone \(id)") {
+      for await event in events {
+        if case .added(let device) = event, device.id == id { return device }
+      }
+      throw CancellationError()
     }
-    throw CancellationError()
   }
 
   @Test func noiseConfigRulesOfSeed002() {
@@ -69,12 +71,11 @@ final class AudioStream: AudioRenderer {
     #expect(try dsp.get("noise-suppression", as: Bool.self))
     #expect(try dsp.get("gain-control", as: Bool.self))
     #expect(try dsp.get("high-pass-filter", as: Bool.self))
-    var buffer: AudioPCMBuffer?
-    for await received in renderer.buffers {
-      buffer = received
-      break
+    let buffers = renderer.buffers
+    let first = try await withDeadline(20, "a buffer from the microphone") {
+      for await buffer in buffers { return buffer }
+      throw CancellationError()
     }
-    let first = try #require(buffer)
     #expect(first.sampleRate == 48_000 && first.channelCount == 2 && first.format == .int16)
     try await capturer.stopCapture()
     #expect(capturer.device == nil && capturer.captureSession == nil)
@@ -90,7 +91,8 @@ final class AudioStream: AudioRenderer {
     try await capturer.stopCapture()
   }
 
-  @Test func setMicrophoneDebouncesLikeTheCamera() async throws {
+  /// Uses the default microphone, its own only when no other test has one: it runs alone.
+  @Test(.wholeProcess) func setMicrophoneDebouncesLikeTheCamera() async throws {
     let device = try await Self.microphone()
     defer { VirtualDevices.remove(device.id) }
     let participant = Room().localParticipant!
@@ -98,11 +100,15 @@ final class AudioStream: AudioRenderer {
     let events = capturer.events
     for index in 0..<20 { participant.setMicrophone(enabled: index % 2 == 1) }
     #expect(participant.isMicrophoneActive)
-    for await event in events where event == .state(.capturing) { break }
+    try await withDeadline(20, "the microphone to capture") {
+      for await event in events where event == .state(.capturing) { return }
+    }
     #expect(VirtualDevices.openCount(device.id) <= 2)
     let stopped = capturer.events
     participant.setMicrophone(enabled: false)
     #expect(!participant.isMicrophoneActive)
-    for await event in stopped where event == .state(.idle) { break }
+    try await withDeadline(20, "the microphone to stop") {
+      for await event in stopped where event == .state(.idle) { return }
+    }
   }
 }

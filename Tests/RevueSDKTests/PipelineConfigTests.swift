@@ -1,8 +1,9 @@
 import GStreamer
 import RevueSDK
+import RevueTestSupport
 import Testing
 
-@Suite struct PipelineConfigTests {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct PipelineConfigTests {
   @Test func commentsLinesAndVariables() throws {
     let config = PipelineConfig(
       text: """
@@ -32,7 +33,7 @@ import Testing
   }
 }
 
-@Suite struct PipelineConfigCheckTests {
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct PipelineConfigCheckTests {
   static func check(_ text: String, _ variables: [String: String] = [:]) -> String {
     do {
       return try PipelineConfig(text: text, source: "t.pipeline").checkedDescription(variables: variables)

@@ -5,38 +5,24 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct PublicationTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct PublicationTests {
   init() { TestEnvironment.prepare() }
 
-  /// An even port pair that nothing on this machine listens on now.
-  static func freePort() -> Int { 2 * Int.random(in: 12_000..<30_000) }
-
-  /// Starts `gst-launch-1.0` with `arguments`; the task returns its exit status, and cancelling
-  /// it ends the process.
-  static func gstLaunch(_ arguments: String) throws -> Task<Int32, Never> {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-    process.arguments = ["-q"] + arguments.split(separator: " ").map(String.init)
-    let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)
-    process.terminationHandler = { continuation.yield($0.terminationStatus) }
-    try process.run()
-    return Task {
-      await withTaskCancellationHandler {
-        for await status in exits { return status }
-        return -1
-      } onCancel: {
-        kill(process.processIdentifier, SIGKILL)  // SIGTERM: blocked in a child of a Dispatch thread
-      }
-    }
+  /// Starts `gst-launch-1.0` with `arguments`.
+  static func gstLaunch(_ arguments: String) throws -> Subprocess {
+    try Subprocess(
+      URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"), ["-q"] + arguments.split(separator: " ").map(String.init))
   }
 
   /// Publishes the virtual camera at `size` with `codec`, writes the room's SDP to a file any
-  /// user can read, starts `player` on it, then the camera; returns what the player's task says.
+  /// user can read, starts `player` on it, then the camera; returns what `played` says of the
+  /// player.
   static func roomSDPPlays(
-    _ codec: VideoCodec, size: Dimensions, in player: (URL) throws -> Task<Bool, Never>
+    _ codec: VideoCodec, size: Dimensions, in player: (URL) throws -> Subprocess,
+    played: (Subprocess) async throws -> Bool
   ) async throws -> Bool {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = Self.freePort()
+      let port = FreePorts.rtp()
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
         to: port, camera: devices[0], dimensions: size)
       _ = try await participant.publish(
@@ -47,83 +33,56 @@ import Testing
       try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
       let playing = try player(file)
       try await capturer.startCapture()
-      let played = await playing.value
+      let result = try await played(playing)
       try await capturer.stopCapture()
       await room.disconnect()
-      return played
+      return result
     }
   }
 
   @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
     let played = try await Self.roomSDPPlays(codec, size: .h720_169) { file in
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-      process.arguments = [
-        "-hide_banner", "-loglevel", "fatal", "-protocol_whitelist", "file,udp,rtp", "-i", file.path,
-        "-frames:v", "30", "-f", "null", "-",
-      ]
-      let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)
-      process.terminationHandler = { continuation.yield($0.terminationStatus) }
-      try process.run()
-      return Task {
-        for await status in exits { return status == 0 }
-        return false
-      }
+      try Subprocess(
+        URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+        [
+          "-hide_banner", "-loglevel", "fatal", "-protocol_whitelist", "file,udp,rtp", "-i", file.path,
+          "-frames:v", "30", "-f", "null", "-",
+        ])
+    } played: { ffmpeg in
+      try await ffmpeg.exit(within: 30).status == 0
     }
     #expect(played, "ffmpeg did not decode 30 frames")
   }
 
   /// Starts VLC on `sdp` with no window and no sound (as `nobody` when this is root: VLC refuses
-  /// to run as root). The task returns once VLC says it decoded a picture, and ends VLC then.
+  /// to run as root); it says on standard error when it decodes a picture.
   ///
   /// Debian's VLC is built without live555, and its own SDP reader takes neither RTP/AVPF nor
   /// dynamic payload types: VLC reads the SDP with its FFmpeg demuxer (`--demux avformat`).
-  static func vlcShowsAPicture(playing sdp: URL) throws -> Task<Bool, Never> {
-    let process = Process()
+  static func vlc(playing sdp: URL) throws -> Subprocess {
     let vlc = ["/usr/bin/cvlc", "-I", "dummy", "-vv", "--vout", "dummy", "--aout", "dummy", "--demux", "avformat"]
-    if getuid() == 0 {
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-      process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + vlc + [sdp.path]
-    } else {
-      process.executableURL = URL(fileURLWithPath: vlc[0])
-      process.arguments = Array(vlc.dropFirst()) + [sdp.path]
-    }
-    let log = Pipe()
-    process.standardError = log
-    process.standardOutput = FileHandle.nullDevice
-    let (pictures, continuation) = AsyncStream.makeStream(of: Bool.self)
-    let seen = Mutex(Data())
-    log.fileHandleForReading.readabilityHandler = { handle in
-      let chunk = handle.availableData
-      guard !chunk.isEmpty else {  // VLC ended
-        continuation.yield(false)
-        return
-      }
-      let decoded = seen.withLock { text in
-        text.append(chunk)
-        return text.range(of: Data("Received first picture".utf8)) != nil
-      }
-      if decoded { continuation.yield(true) }
-    }
-    try process.run()
-    return Task {
-      defer {
-        log.fileHandleForReading.readabilityHandler = nil
-        kill(process.processIdentifier, SIGKILL)  // SIGTERM: blocked in a child of a Dispatch thread
-      }
-      for await decoded in pictures { return decoded }
-      return false
-    }
+    return getuid() == 0
+      ? try Subprocess(
+        URL(fileURLWithPath: "/usr/bin/setpriv"),
+        ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + vlc + [sdp.path])
+      : try Subprocess(URL(fileURLWithPath: vlc[0]), Array(vlc.dropFirst()) + [sdp.path])
   }
 
   @Test(arguments: [VideoCodec.vp8, .h264]) func vlcPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
-    let played = try await Self.roomSDPPlays(codec, size: .h360_169) { try Self.vlcShowsAPicture(playing: $0) }
+    let played = try await Self.roomSDPPlays(codec, size: .h360_169) {
+      try Self.vlc(playing: $0)
+    } played: { vlc in
+      // Throws, quoting VLC, when it ends or 30 s pass without a picture.
+      try await vlc.waitForError(containing: "Received first picture", within: 30)
+      await vlc.stop()
+      return true
+    }
     #expect(played, "VLC decoded no picture")
   }
 
   @Test(arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
-      let port = Self.freePort()
+      let port = FreePorts.rtp()
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
         to: port, camera: devices[0], dimensions: .h360_169)
       let publication = try await participant.publish(
@@ -140,7 +99,8 @@ import Testing
       let receiver = try Self.gstLaunch(
         "filesrc location=\(file.path) ! sdpdemux latency=50 ! \(depay) ! fakesink num-buffers=30 sync=false")
       try await capturer.startCapture()
-      #expect(await receiver.value == 0)
+      let received = try await receiver.exit(within: 30)
+      #expect(received.status == 0, "\(received.error)")
       let statistics = publication.statistics
       #expect(statistics.framesEncoded >= 30)
       #expect(statistics.keyframes >= 1)
@@ -169,7 +129,7 @@ import Testing
 
   @Test func bufferTrackPublishesAtTheBitrateForItsSizeAndUnpublishes() async throws {
     let room = Room()
-    try await room.connect(to: URL(string: "rtp://127.0.0.1:\(Self.freePort())")!)
+    try await room.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp())")!)
     let track = LocalVideoTrack.createBufferTrack(name: "frames")
     let capturer = try #require(track.capturer as? BufferCapturer)
     let publication = try await room.localParticipant!.publish(videoTrack: track)
@@ -185,7 +145,7 @@ import Testing
   @Test(arguments: [VideoCodec.h264, .vp8]) func pushedNV12FramesReachTheH264EncoderWithoutACopy(
     _ codec: VideoCodec
   ) async throws {
-    let port = Self.freePort()
+    let port = FreePorts.rtp()
     let sending = Room()
     try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
     let track = LocalVideoTrack.createBufferTrack(name: "frames")
@@ -205,7 +165,7 @@ import Testing
         await Task.yield()
       }
     }
-    _ = await renderer.next { _ in renderer.count >= 3 }
+    _ = try await renderer.next { _ in renderer.count >= 3 }
     pushing.cancel()
     let statistics = publication.statistics
     #expect(statistics.framesEncoded >= 3)
@@ -223,7 +183,7 @@ import Testing
 
   @Test func receiverReportsReachTheStatistics() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = Self.freePort()
+      let port = FreePorts.rtp()
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
         to: port, camera: devices[0], dimensions: .h360_169)
       let publication = try await participant.publish(videoTrack: participant.cameraTrack)
@@ -236,14 +196,16 @@ import Testing
           + " bin.send_rtcp_src_0 ! udpsink host=127.0.0.1 port=\(publication.localRTCPPort) sync=false async=false")
       let reports = publication.receiverReports()
       try await capturer.startCapture()
-      for await layer in reports where publication.statistics(layer: layer)?.roundTripTime != nil { break }
+      try await withDeadline(20, "a receiver report with a round-trip time") {
+        for await layer in reports where publication.statistics(layer: layer)?.roundTripTime != nil { return }
+      }
       let statistics = publication.statistics
       // Loopback loses nothing (the count is negative by one when the first packet came before the report's base).
       #expect(try #require(statistics.packetsLost) <= 0)
       #expect(statistics.fractionLost == 0)
       let roundTrip = try #require(statistics.roundTripTime)
       #expect(roundTrip < .milliseconds(100))
-      receiver.cancel()
+      await receiver.stop()
       try await capturer.stopCapture()
       await participant.unpublish(publication: publication)
       withExtendedLifetime(room) {}  // the room stays until its publication is gone
@@ -255,7 +217,7 @@ import Testing
     defer { VirtualDevices.remove(microphone.id) }
     let room = Room()
     let participant = try #require(room.localParticipant)
-    let port = Self.freePort()
+    let port = FreePorts.rtp(pairs: 2)  // the video and the audio
     try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
     let video = try await participant.publish(videoTrack: LocalVideoTrack.createBufferTrack())
     let track = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
@@ -267,7 +229,8 @@ import Testing
       "udpsrc port=\(port + 2) caps=application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111"
         + " ! rtpjitterbuffer latency=50 ! rtpopusdepay ! opusdec ! fakesink num-buffers=25 sync=false")
     try await track.capturer?.startCapture()
-    #expect(await receiver.value == 0)
+    let received = try await receiver.exit(within: 30)
+    #expect(received.status == 0, "\(received.error)")
     #expect(audio.statistics.packetsSent >= 25)
     try await track.capturer?.stopCapture()
     await room.disconnect()
@@ -305,12 +268,14 @@ import Testing
     }
   }
 
-  @Test(arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(_ request: KeyframeRequest)
-    async throws
-  {
+  /// The camera's frames are its clock (a keyframe within 20 frames of the request), which tests
+  /// running beside it would slow: it runs alone.
+  @Test(.wholeProcess, arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(
+    _ request: KeyframeRequest
+  ) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let room = Room()
-      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(Self.freePort())")!)
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp())")!)
       let participant = try #require(room.localParticipant)
       let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
       _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
@@ -320,11 +285,11 @@ import Testing
       try await capturer.startCapture()
       // The camera runs at 30 fps and the periodic keyframes come every 60 frames: the frames
       // rendered are the clock.
-      _ = await renderer.next { _ in renderer.count >= 10 }
+      _ = try await renderer.next { _ in renderer.count >= 10 }
       #expect(publication.statistics.keyframes == 1)
       Self.sendKeyframeRequest(request, about: publication.ssrc, to: publication.localRTCPPort)
       let sent = renderer.count
-      _ = await renderer.next { _ in renderer.count >= sent + 20 }
+      _ = try await renderer.next { _ in renderer.count >= sent + 20 }
       #expect(publication.statistics.keyframes >= 2, "no keyframe within 20 frames of the \(request)")
       #expect(renderer.count < 60)
       try await capturer.stopCapture()

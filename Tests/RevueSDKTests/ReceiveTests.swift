@@ -4,7 +4,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReceiveTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ReceiveTests {
   init() { TestEnvironment.prepare() }
 
   /// Sends `count` datagrams of garbage to `port` on loopback.
@@ -27,7 +27,7 @@ import Testing
 
   @Test func senderAndReceiverInOneProcessSurviveGarbageAndARestart() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp()
       let receiving = Room()
       let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
       let renderer = FrameStream()
@@ -37,20 +37,20 @@ import Testing
         to: port, camera: devices[0], dimensions: .h360_169)
       try await capturer.startCapture()
       var publication = try await participant.publish(videoTrack: participant.cameraTrack)
-      let first = try #require(await renderer.next())
+      let first = try await renderer.next()
       #expect(first.dimensions == capturer.dimensions)
 
       // Garbage on the port: counted and dropped, the stream goes on.
       Self.sendGarbage(to: port, count: 20)
       let before = renderer.count
-      _ = try #require(await renderer.next { _ in renderer.count > before + 10 })
+      _ = try await renderer.next { _ in renderer.count > before + 10 }
       #expect(remote.videoTrack!.statistics.invalidPackets == 20)
 
       // The sender restarts: a new SSRC and new sequence numbers; the receiver follows.
       await participant.unpublish(publication: publication)
       publication = try await participant.publish(videoTrack: participant.cameraTrack)
       let restarted = renderer.count
-      _ = try #require(await renderer.next { _ in renderer.count > restarted + 10 })
+      _ = try await renderer.next { _ in renderer.count > restarted + 10 }
       let statistics = remote.videoTrack!.statistics
       #expect(statistics.framesDecoded > 20)
       #expect(statistics.packetsReceived > 20 && statistics.bytesReceived > 1000)
@@ -60,11 +60,13 @@ import Testing
     }
   }
 
-  @Test(arguments: [VideoCodec.vp8, .h264]) func aReceiverThatJoinsLateAsksForAKeyframe(_ codec: VideoCodec)
-    async throws
-  {
+  /// The camera's frames are its clock (a keyframe within 60 frames), which tests running
+  /// beside it would slow: it runs alone.
+  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264]) func aReceiverThatJoinsLateAsksForAKeyframe(
+    _ codec: VideoCodec
+  ) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp()
       let (sending, participant, capturer) = try await TestCameras.sendingRoom(
         to: port, camera: devices[0], dimensions: .h360_169)
       let local = FrameStream()
@@ -74,12 +76,12 @@ import Testing
       try await capturer.startCapture()
       // The first keyframe has gone by the time the receiver starts; the next periodic one
       // would come at frame 60.
-      _ = await local.next { _ in local.count >= 10 }
+      _ = try await local.next { _ in local.count >= 10 }
       let receiving = Room()
       let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=\(codec)")!)
       let renderer = FrameStream()
       remote.videoTrack!.add(videoRenderer: renderer)
-      _ = try #require(await renderer.next())
+      _ = try await renderer.next()
       #expect(local.count < 60, "the first frame came with the periodic keyframe, not one asked for")
       #expect(publication.statistics.keyframes >= 2)
       try await capturer.stopCapture()
@@ -89,7 +91,7 @@ import Testing
   }
 
   @Test func receivingFromAPlainGstLaunchSender() async throws {
-    let port = PublicationTests.freePort()
+    let port = FreePorts.rtp()
     let room = Room()
     let remote = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=h264")!)
     let renderer = FrameStream()
@@ -97,15 +99,15 @@ import Testing
     let sender = try PublicationTests.gstLaunch(
       "videotestsrc is-live=true num-buffers=45 ! video/x-raw,width=320,height=240 ! x264enc tune=zerolatency"
         + " key-int-max=15 ! rtph264pay pt=96 config-interval=-1 ! udpsink host=127.0.0.1 port=\(port)")
-    let frame = try #require(await renderer.next())
+    let frame = try await renderer.next()
     #expect(frame.dimensions == Dimensions(width: 320, height: 240))
     #expect(remote.videoTrack!.codec == .h264)
-    _ = await sender.value
+    _ = try await sender.exit(within: 30)
     await room.disconnect()
   }
 
   @Test func aPortInUseOrABadURLIsAClearError() async throws {
-    let port = PublicationTests.freePort()
+    let port = FreePorts.rtp(pairs: 2)
     let room = Room()
     _ = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
     await #expect {
@@ -121,7 +123,7 @@ import Testing
   }
 
   @Test func mutedTrackSendsItsPlaceholderAndThePublicationGoesOn() async throws {
-    let port = PublicationTests.freePort()
+    let port = FreePorts.rtp()
     let receiving = Room()
     let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
     let renderer = FrameStream()
@@ -140,11 +142,11 @@ import Testing
         await Task.yield()
       }
     }
-    _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 320, height: 180) })
+    _ = try await renderer.next { $0.dimensions == Dimensions(width: 320, height: 180) }
     try await track.mute()
-    _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 160, height: 90) })
+    _ = try await renderer.next { $0.dimensions == Dimensions(width: 160, height: 90) }
     try await track.unmute()
-    _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 320, height: 180) })
+    _ = try await renderer.next { $0.dimensions == Dimensions(width: 320, height: 180) }
     pusher.cancel()
     try await capturer.stopCapture()
     await sending.disconnect()
@@ -153,7 +155,7 @@ import Testing
 
   @Test func cameraTurnedOffSendsThePlaceholder() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp()
       let receiving = Room()
       let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
       let renderer = FrameStream()
@@ -166,23 +168,25 @@ import Testing
       participant.cameraTrack.mutePlaceholder = BufferCapturerTests.frame(.nv12, 160, 90)
       _ = try await participant.publish(videoTrack: participant.cameraTrack)
       participant.setCamera(enabled: true)
-      _ = try #require(await renderer.next { $0.dimensions == .h720_169 })
+      _ = try await renderer.next { $0.dimensions == .h720_169 }
       participant.setCamera(enabled: false)
-      _ = try #require(await renderer.next { $0.dimensions == Dimensions(width: 160, height: 90) })
+      _ = try await renderer.next { $0.dimensions == Dimensions(width: 160, height: 90) }
       participant.setCamera(enabled: true)
-      _ = try #require(await renderer.next { $0.dimensions == .h720_169 })
+      _ = try await renderer.next { $0.dimensions == .h720_169 }
       participant.setCamera(enabled: false)
       await sending.disconnect()
       await receiving.disconnect()
     }
   }
 
-  @Test func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
+  /// Measures the latency and the frames dropped, which tests running beside it would raise: it
+  /// runs alone.
+  @Test(.wholeProcess) func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
     let microphone = try await MicrophoneTests.microphone()
     defer { VirtualDevices.remove(microphone.id) }
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let sending = Room()
-      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(PublicationTests.freePort())")!)
+      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp())")!)
       let participant = try #require(sending.localParticipant)
       let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
       _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
@@ -199,11 +203,11 @@ import Testing
       remote.audioTrack?.add(audioRenderer: sound)
       try await capturer.startCapture()
       try await audio.capturer?.startCapture()
-      _ = try #require(await frames.next())
-      var heard: AudioPCMBuffer?
-      for await buffer in sound.buffers {
-        heard = buffer
-        break
+      _ = try await frames.next()
+      let buffers = sound.buffers
+      let heard: AudioPCMBuffer? = try await withDeadline(20, "a received audio buffer") {
+        for await buffer in buffers { return buffer }
+        return nil
       }
       #expect(heard?.sampleRate == 48_000 && heard?.channelCount == 2)
       #expect(try #require(remote.audioTrack).statistics.packetsReceived > 0)
@@ -211,14 +215,15 @@ import Testing
       let speaker = try AudioPlayer(alsaDevice: "null")
       let played = speaker.playing()
       remote.audioTrack?.add(audioRenderer: speaker)
-      for await frames in played where frames >= 48_000 / 5 { break }
+      try await withDeadline(20, "200 ms played") {
+        for await frames in played where frames >= 48_000 / 5 { return }
+      }
       #expect(speaker.framesPlayed >= 48_000 / 5)
       speaker.stop()
       // The sender's first RTCP report names it (its CNAME, also in the SDP).
-      var identity: String?
-      for await name in identities {
-        identity = name
-        break
+      let identity: String? = try await withDeadline(20, "the sender's first RTCP report") {
+        for await name in identities { return name }
+        return nil
       }
       #expect(identity == remote.identity)
       #expect(sending.sdp.contains("cname:\(identity ?? "?")"))
@@ -227,7 +232,7 @@ import Testing
       let video = try #require(remote.videoTrack)
       _ = video.statistics  // the latency is the mean since the previous read
       let decoded = frames.count
-      _ = try #require(await frames.next { _ in frames.count > decoded + 5 })
+      _ = try await frames.next { _ in frames.count > decoded + 5 }
       let statistics = video.statistics
       let latency = try #require(statistics.latency)
       #expect(latency > .zero && latency < .milliseconds(500), "\(latency)")

@@ -8,7 +8,7 @@ import Testing
 
 /// Off means off (seed 000: "no camera frames are sent once you switch off"), and a camera that
 /// a failed switch restores keeps running.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct SwitchOffTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SwitchOffTests {
   init() { TestEnvironment.prepare() }
 
   /// Records the widths of the frames (or the sizes of the audio buffers) a track renders, and
@@ -42,7 +42,7 @@ import Testing
     /// Waits until `count` renders in all.
     func wait(for count: Int, _ what: String) async throws {
       let updates = self.updates
-      try await withDeadline(.seconds(10), what) {
+      try await withDeadline(10, what) {
         for await seen in updates where seen >= count { return }
       }
     }
@@ -61,7 +61,7 @@ import Testing
 
   @Test func noCameraFrameReachesARendererOrAPublicationOnceTheCameraIsSwitchedOff() async throws {
     try await TestCameras.with(["csi-camera-module"]) { cameras in
-      let port = PublicationTests.freePort()
+      let port = FreePorts.rtp()
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
         to: port, camera: cameras[0], dimensions: .h360_169)
       let placeholder = BufferCapturerTests.frame(.nv12, 160, 90)
@@ -79,7 +79,7 @@ import Testing
         defer { sizes.removeAll() }
         return sizes.count
       }
-      try await withDeadline(.seconds(5), "the camera stopping") {
+      try await withDeadline(5, "the camera stopping") {
         for await event in stopped where event == .state(.idle) { return }
       }
       // A frame the camera had delivered before now is held back too: only placeholders follow.
@@ -93,7 +93,7 @@ import Testing
     }
   }
 
-  @Test func noMicrophoneAudioIsRenderedOnceTheMicrophoneIsSwitchedOff() async throws {
+  @Test(.wholeProcess) func noMicrophoneAudioIsRenderedOnceTheMicrophoneIsSwitchedOff() async throws {
     let device = try await VirtualDevices.microphone(name: "Switch Off")
     defer { VirtualDevices.remove(device.id) }
     let participant = Room().localParticipant!
@@ -105,7 +105,7 @@ import Testing
     let stopped = track.capturer!.events
     participant.setMicrophone(enabled: false)
     recorder.mark()
-    try await withDeadline(.seconds(5), "the microphone stopping") {
+    try await withDeadline(5, "the microphone stopping") {
       for await event in stopped where event == .state(.idle) { return }
     }
     #expect(recorder.after.isEmpty, "\(recorder.after.count) buffers rendered after off")
@@ -134,7 +134,7 @@ import Testing
       #expect(recorder.after.allSatisfy { $0 == 1280 })
       try await capturer.stopCapture()
       // The restore never reported the camera lost: the first stop the events tell is ours.
-      let seen = try await withDeadline(.seconds(5), "the capturer's stop") {
+      let seen = try await withDeadline(5, "the capturer's stop") {
         var seen: [VideoCapturer.Event] = []
         for await event in events {
           seen.append(event)

@@ -38,7 +38,7 @@ struct SyncJudge {
       let done = pipeline.bus.messages([.eos, .error])
       _ = pipeline.sendEndOfStream()
       defer { pipeline.stop() }
-      try await withDeadline(.seconds(10), "the recording's end of stream") {
+      try await withDeadline(10, "the recording's end of stream") {
         for await message in done {
           if case .error(let error) = message.kind { throw GStreamerError.bus(error) }
           return

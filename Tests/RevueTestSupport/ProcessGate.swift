@@ -1,0 +1,148 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// Who runs beside whom in the test process, for `swift test` run in parallel.
+///
+/// Every suite carries ``Trait/sharedProcess``: its tests run beside one another. A test (or
+/// suite) that needs the process to itself carries ``Trait/wholeProcess``: it starts once the
+/// tests running have ended, and no other starts until it ends. The lifetime tests need that
+/// (they count the GStreamer objects and threads of the whole process), and so do tests that
+/// depend on every camera the process has (picking one by position, or none at all).
+///
+/// Before a test starts, the trait prepares GStreamer (``TestEnvironment/prepare()``), so the
+/// leaks tracer is on whichever test comes first. The wait for the process happens outside the
+/// test's time limit. Once a test case's time limit has cancelled it, it has
+/// ``ProcessGate/graceAfterCancel`` seconds to end; then the process ends with a message naming
+/// it, so a test stuck where cancellation cannot reach it fails the run instead of hanging it.
+public struct ProcessGate: TestTrait, SuiteTrait, TestScoping {
+  /// Whether tests run beside others, or alone.
+  public enum Mode: Sendable { case shared, exclusive }
+
+  /// Whether the tests it covers run beside others, or alone.
+  public let mode: Mode
+  private let id = UUID()
+
+  /// Seconds a cancelled test case has to end before the process is ended.
+  public static let graceAfterCancel = 10.0
+
+  /// A suite's gate covers its tests and nested suites.
+  public var isRecursive: Bool { true }
+
+  /// The gate that acts for a test function and each of its cases (none for suites).
+  public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+    // A test can inherit several gates: the one that acts is its first exclusive one, else its last.
+    let gates = test.traits.compactMap { $0 as? ProcessGate }
+    guard !test.isSuite, (gates.first { $0.mode == .exclusive } ?? gates.last)?.id == id else { return nil }
+    return self
+  }
+
+  /// Waits for the process (for a test function), or watches that a cancelled case ends (for a
+  /// test case).
+  public func provideScope(
+    for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+  ) async throws {
+    if testCase != nil {
+      try await Self.endWithinGrace(test, function)
+    } else {
+      TestEnvironment.prepare()
+      await Self.gate.enter(mode)
+      defer { Self.gate.leave(mode) }
+      try await function()
+    }
+  }
+
+  private static let gate = ReadersWriterGate()
+
+  /// Runs a test case; once it is cancelled, gives it ``graceAfterCancel`` seconds to end, then
+  /// ends the process with a message naming it.
+  private static func endWithinGrace(_ test: Test, _ function: @Sendable () async throws -> Void) async throws {
+    let watchdog = Watchdog()
+    defer { watchdog.disarm() }
+    try await withTaskCancellationHandler {
+      try await function()
+    } onCancel: {
+      watchdog.arm(
+        after: graceAfterCancel,
+        "\(test.name) (\(test.sourceLocation)) did not end within \(graceAfterCancel) s of being cancelled by its"
+          + " time limit: it waits where cancellation cannot reach it")
+    }
+  }
+}
+
+/// Ends the process with a message unless disarmed in time.
+private final class Watchdog: Sendable {
+  private enum State {
+    case running
+    case armed(Task<Void, Never>)
+    case done
+  }
+
+  private let state = Mutex(State.running)
+
+  func arm(after seconds: Double, _ message: String) {
+    state.withLock { state in
+      guard case .running = state else { return }
+      state = .armed(
+        Task.detached {
+          guard (try? await Task.sleep(for: .seconds(seconds))) != nil else { return }  // waits-on-purpose: deadline
+          FileHandle.standardError.write(Data("\n\(message)\n".utf8))
+          fatalError(message)
+        })
+    }
+  }
+
+  func disarm() {
+    state.withLock { state in
+      if case .armed(let task) = state { task.cancel() }
+      state = .done
+    }
+  }
+}
+
+extension Trait where Self == ProcessGate {
+  /// Tests that run beside other tests of this process.
+  public static var sharedProcess: Self { ProcessGate(mode: .shared) }
+  /// Tests that need this process to themselves.
+  public static var wholeProcess: Self { ProcessGate(mode: .exclusive) }
+}
+
+/// A readers–writer lock for tasks, first come first served: a writer waits for the readers
+/// before it, and readers after a waiting writer wait for it.
+final class ReadersWriterGate: Sendable {
+  private struct State {
+    var readers = 0
+    var writer = false
+    var queue: [(mode: ProcessGate.Mode, continuation: CheckedContinuation<Void, Never>)] = []
+  }
+
+  private let state = Mutex(State())
+
+  func enter(_ mode: ProcessGate.Mode) async {
+    await withCheckedContinuation { continuation in
+      let admitted = state.withLock { state in
+        guard state.queue.isEmpty && !state.writer && (mode == .shared || state.readers == 0) else {
+          state.queue.append((mode, continuation))
+          return false
+        }
+        if mode == .shared { state.readers += 1 } else { state.writer = true }
+        return true
+      }
+      if admitted { continuation.resume() }
+    }
+  }
+
+  func leave(_ mode: ProcessGate.Mode) {
+    let admitted = state.withLock { state in
+      if mode == .shared { state.readers -= 1 } else { state.writer = false }
+      var admitted: [CheckedContinuation<Void, Never>] = []
+      while let next = state.queue.first, !state.writer, next.mode == .shared || state.readers == 0 {
+        state.queue.removeFirst()
+        if next.mode == .shared { state.readers += 1 } else { state.writer = true }
+        admitted.append(next.continuation)
+      }
+      return admitted
+    }
+    for continuation in admitted { continuation.resume() }
+  }
+}
