@@ -105,7 +105,7 @@ final class TestProcessor: VideoProcessor {
   @Test func otherFormatsAreDroppedWithAWarningAndTheTrackGoesOn() async throws {
     let (track, capturer, renderer) = try await Self.startedTrack()
     defer { withExtendedLifetime(track) {} }
-    let log = RevueLog.entries()
+    let log = RevueLog.entries(from: .warning)
     capturer.capture(Self.frame(.yuy2))
     capturer.capture(Self.frame(.rgba))
     #expect(renderer.count == 0)
@@ -366,7 +366,7 @@ final class TestProcessor: VideoProcessor {
   }
 
   @Test func releasingACapturingCapturerLogsAnError() async throws {
-    let log = RevueLog.entries()
+    let log = RevueLog.entries(from: .error)
     do {
       let track = LocalVideoTrack.createBufferTrack()
       try await track.capturer?.startCapture()

@@ -41,15 +41,21 @@ public enum RevueLog {
     public var description: String { "revue [\(level)] \(category): \(message)" }
   }
 
-  private static let broadcast = Broadcast<Entry>()
+  /// One broadcast per level: the subscribers of entries from that level up.
+  private static let broadcasts = [Level.debug, .info, .warning, .error].map { _ in Broadcast<Entry>() }
 
-  /// The entries logged from now on, in order.
-  public static func entries() -> AsyncStream<Entry> { broadcast.subscribe() }
+  /// The entries of `level` and above logged from now on, in order. A consumer that falls
+  /// behind keeps the latest 256: ask only for the levels you read, so that a flood of debug
+  /// entries never pushes out the warnings.
+  public static func entries(from level: Level = .debug) -> AsyncStream<Entry> {
+    broadcasts[level.rawValue].subscribe()
+  }
 
-  /// Logs an entry: to standard error from warnings up, and to every ``entries()`` stream.
+  /// Logs an entry: to standard error from warnings up, and to every ``entries(from:)`` stream
+  /// of its level or below.
   static func log(_ level: Level, _ category: String, _ message: String) {
     let entry = Entry(level: level, category: category, message: message)
     if level >= .warning { FileHandle.standardError.write(Data("\(entry)\n".utf8)) }
-    broadcast.send(entry)
+    for broadcast in broadcasts[...level.rawValue] { broadcast.send(entry) }
   }
 }
