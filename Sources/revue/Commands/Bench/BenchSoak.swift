@@ -133,7 +133,8 @@ extension BenchCommand {
       var exits: [ChildProcess.Exit] = []
       for task in ended { exits.append(await task.value) }
       for (index, (side, role, _)) in children.enumerated() where !exits[index].succeeded || gone?.index == index {
-        let how = gone.map { "could not be read after \($0.second) s (ended?)" } ?? "failed"
+        let how =
+          gone.flatMap { $0.index == index ? "could not be read after \($0.second) s (ended?)" : nil } ?? "failed"
         throw RevueError(
           .gstreamer, "soak: the \(side.rawValue) \(role.rawValue) \(how): \(exits[index].errors.suffix(600))")
       }
