@@ -7,9 +7,9 @@ struct UsageError: Error, CustomStringConvertible, Equatable {
 enum Command: Equatable {
   /// `revue check [--json]`: GStreamer's version, the elements the node uses, and a test pipeline.
   case check(json: Bool)
-  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]`: measured against gst-launch;
-  /// `frames` nil gives each scenario its own default.
-  case bench(scenarios: [String], frames: Int?, runs: Int, json: String?, markdown: String? = nil)
+  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--minutes N] [--json FILE] [--markdown FILE]`: measured
+  /// against gst-launch; `frames` nil gives each scenario its own default, `minutes` nil the soak's 10.
+  case bench(scenarios: [String], frames: Int?, runs: Int, json: String?, markdown: String? = nil, minutes: Int? = nil)
   /// `revue bench --child KIND KEY=VALUE …` (not in the help): the Revue side of a bench scenario,
   /// run by `revue bench` in a process of its own.
   case benchChild([String])
@@ -33,16 +33,20 @@ enum Command: Equatable {
     commands:
       check [--json]   report GStreamer's version and the plugins the node uses, present or missing,
                        and run a test pipeline (test pattern, VP8 encode and decode)
-      bench [SCENARIO ...] [--frames N] [--runs N] [--json FILE] [--markdown FILE]
+      bench [SCENARIO ...] [--frames N] [--runs N] [--minutes N] [--json FILE] [--markdown FILE]
                        measure the SDK against the same GStreamer elements run by gst-launch-1.0
-                       (build with -c release; all scenarios take about 7 minutes); scenarios:
+                       (build with -c release; all scenarios but soak take about 7 minutes); scenarios:
                        capture-nv12 capture-bgra capture-rotate90 publish-nv12 publish-bgra
                        send-vp8-720p send-h264-720p send-vp8-480p send-h264-480p
                        send-vp8-720p-mjpeg send-h264-720p-mjpeg
                        receive-vp8-720p receive-h264-720p receive-vp8-480p receive-h264-480p
                        latency-vp8-720p latency-h264-720p startup-vp8-720p startup-h264-720p
                        scale-vp8-480p
+                       soak (run only when named: revue stream and revue receive of 720p VP8
+                       beside gst-launch's pair, memory, threads and file descriptors after a
+                       30 s warm-up)
                        --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency)
+                       --minutes N: how long the soak runs (default: 10)
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
@@ -126,6 +130,7 @@ enum Command: Equatable {
     var runs = 3
     var json: String?
     var markdown: String?
+    var minutes: Int?
     var index = 0
     func value(_ option: String) throws(UsageError) -> String {
       index += 1
@@ -144,6 +149,7 @@ enum Command: Equatable {
       switch option {
       case "--frames": frames = try count(option)
       case "--runs": runs = try count(option)
+      case "--minutes": minutes = try count(option)
       case "--json": json = try value(option)
       case "--markdown": markdown = try value(option)
       case "--help", "-h": return .help
@@ -156,7 +162,7 @@ enum Command: Equatable {
       }
       index += 1
     }
-    return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json, markdown: markdown)
+    return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json, markdown: markdown, minutes: minutes)
   }
 
   /// Runs the command.
@@ -170,10 +176,10 @@ enum Command: Equatable {
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
     case .benchChild(let arguments): try await BenchChild(arguments: arguments).run()
-    case .bench(let scenarios, let frames, let runs, let json, let markdown):
+    case .bench(let scenarios, let frames, let runs, let json, let markdown, let minutes):
       try await BenchCommand(
         scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,
-        jsonPath: json, markdownPath: markdown
+        jsonPath: json, markdownPath: markdown, minutes: minutes
       ).run()
     }
   }

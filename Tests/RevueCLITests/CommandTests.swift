@@ -40,6 +40,11 @@ import Testing
     #expect(
       try Command.parse(["bench", "capture-bgra", "--frames", "10", "--runs", "1", "--json", "out.json"])
         == .bench(scenarios: ["capture-bgra"], frames: 10, runs: 1, json: "out.json"))
+    #expect(
+      try Command.parse(["bench", "soak", "--minutes", "2"])
+        == .bench(scenarios: ["soak"], frames: nil, runs: 3, json: nil, minutes: 2))
+    #expect(!BenchCommand.Scenario.standard.contains(.soak), "a bench without names does not take 10 more minutes")
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "--minutes", "0"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames", "0"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "warp"]) }

@@ -35,14 +35,13 @@ struct ReceiveCommand {
       }
     }
     let printer = StatusPrinter(json: options.json)
-    var lastFrames = 0
+    let lastFrames = PreviousCount()
     let wanted = options.frames
     await RunLoopControl.run(
       duration: options.duration, done: { wanted.map { track.statistics.framesDecoded >= $0 } ?? false }
     ) {
       let stats = track.statistics
-      let fps = stats.framesDecoded - lastFrames
-      lastFrames = stats.framesDecoded
+      let fps = lastFrames.advance(to: stats.framesDecoded)
       let latency = stats.latency.map { String(format: "%.1f ms", StreamCommand.milliseconds($0)) } ?? "—"
       let jitter = String(format: "%.1f ms", StreamCommand.milliseconds(stats.jitter))
       printer.print(

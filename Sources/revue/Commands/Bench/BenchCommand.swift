@@ -16,6 +16,8 @@ struct BenchCommand {
   var jsonPath: String?
   /// Where to write the report as a Markdown table, if anywhere.
   var markdownPath: String?
+  /// How long the soak runs, in minutes; nil for 10.
+  var minutes: Int? = nil
 
   /// Frames per run of a scenario: 300 for buffer capture, 90 (3 s) for live sending and
   /// receiving, 240 (8 s) for latency.
@@ -29,6 +31,7 @@ struct BenchCommand {
 
   /// The frames per run of `kind` with this command's options (at least what warm-up needs).
   func frameCount(_ kind: Kind) -> Int {
+    if case .soak = kind { return (minutes ?? 10) * 60 * 30 }  // the frames of the whole soak at 30 fps
     guard let frames else { return Self.defaultFrames(kind) }
     switch kind {
     case .send, .receive: return max(frames, Self.warmup + 5)
@@ -49,14 +52,19 @@ struct BenchCommand {
     let idle = try await idleMemory()
     print("memory of an idle process: \(Self.idleMemoryText(idle))")
     print(ReportRow.header)
-    for scenario in scenarios.isEmpty ? Scenario.allCases : scenarios {
+    for scenario in scenarios.isEmpty ? Scenario.standard : scenarios {
       var results: [Side: [[Metric: Double]]] = [:]
       let repeats: Int
       switch scenario.kind {
-      case .latency, .scale: repeats = 1
+      case .latency, .scale, .soak: repeats = 1
       default: repeats = runs
       }
       for _ in 0..<repeats {
+        if case .soak(let stream) = scenario.kind {
+          // Both pairs at once, beside each other: ten minutes of machine noise hit both.
+          for (side, metrics) in try await soak(stream) { results[side, default: []].append(metrics) }
+          continue
+        }
         for side in [Side.revue, .gstLaunch] {
           results[side, default: []].append(try await measure(scenario.kind, side))
         }

@@ -11,7 +11,7 @@ extension BenchCommand {
   }
 
   /// What a run measures; each scenario reports some of them.
-  enum Metric: String, Sendable, Hashable, CaseIterable {
+  enum Metric: Sendable, Hashable {
     /// CPU seconds (user + system) per second of video.
     case cpu
     /// Frames per second sent (RTP frames on the wire) or captured.
@@ -36,6 +36,8 @@ extension BenchCommand {
     case spawnToPacket, spawnToFrame, publishToPacket, publishToFrame
     /// Senders that kept their frame rate.
     case senders
+    /// What the soak read of its sender or its receiver.
+    case soak(Soak.Role, SoakReading)
   }
 
   /// Frames after the first RTP packet before a live measurement starts: the encoder is warm.
@@ -50,6 +52,7 @@ extension BenchCommand {
     case .latency(let stream): try await latency(stream, side)
     case .startup(let stream): try await startup(stream, side)
     case .scale(let stream): [.senders: Double(try await largestSustained(stream, side))]
+    case .soak: preconditionFailure("the soak measures both sides at once: soak(_:)")
     }
   }
 

@@ -52,6 +52,15 @@ extension BenchCommand {
       pipelines `videotestsrc num-buffers=1 pattern=smpte ! imagefreeze is-live=true ! …`, the same
       frame repeated. N doubles from 4 until a count fails, then is bisected; a count passes when
       every sender keeps ≥ 28.5 fps (95 % of 30) on the wire for 3 s.
+    - **Soak** (run only when named: `revue bench soak [--minutes N]`, 10 minutes by default):
+      Revue's pair is the commands a node runs, `revue stream --virtual-camera csi-camera-module
+      --size 1280x720 --codec vp8 --bitrate 1500000` to `revue receive` on loopback; gst-launch's
+      pair, the send and receive pipelines of the *send* and *receive* rows, runs beside it at the
+      same time. The bench reads `VmRSS`, `RssAnon` and `Threads` of `/proc/PID/status` and counts
+      `/proc/PID/fd` of all four processes every second. Growth is from the reading at 30 s (the
+      warm-up: buffer pools, caches and sockets are made in the first seconds) to the last; the
+      targets are resident growth under 1 % of the memory at warm-up, and not one thread or file
+      descriptor more.
     - The machine may be shared with other builds while the bench runs; numbers are noisy then,
       and the medians and A/B alternation only soften it.
 
@@ -154,6 +163,14 @@ extension BenchCommand {
         + "Swift's reference counting of the track and renderers, which are held weakly (side-table "
         + "retains and releases, weak loads: 40 % of the loop), and a dynamic cast per renderer. "
         + "Fix (SDK): keep the live renderers in a list rebuilt when one is added or removed."
+    case "resident growth, % of warm-up" where row.scenario.hasSuffix("sender"):
+      return "When the *largest step* row holds the growth, it is one step, not a slope: the virtual "
+        + "camera's `videotestsrc` pool taking one more 1280×720 NV12 frame (1350 KiB; heaptrack: one "
+        + "`gst_buffer_pool_acquire_buffer` in its streaming thread) the first time the encoder falls "
+        + "two frames behind on a busy machine. gst-launch's `videotestsrc` does the same, before or "
+        + "after its warm-up. A pool keeps its buffers but never holds more than the frames in flight "
+        + "(two queued before the encoder, one converted, one captured), and a V4L2 camera's has a fixed "
+        + "number. Fix (SDK): a fixed pool for the virtual camera, as a V4L2 camera has."
     default:
       return "Not explained yet: the machine was shared during the run; rerun on a quiet machine."
     }

@@ -14,8 +14,10 @@ extension BenchCommand {
     case ratioAtLeast(Double)
     /// Revue − gst-launch at most this (latency, ms).
     case differenceAtMost(Double)
-    /// Revue exactly this (bytes copied).
+    /// Revue exactly this (bytes copied, threads added).
     case equals(Double)
+    /// Revue below this (growth, %).
+    case below(Double)
   }
 
   /// One line of the report.
@@ -52,6 +54,9 @@ extension BenchCommand {
       case .equals(let value):
         guard let revue else { return "\(format(value)): not measured" }
         return "\(format(value)): \(revue == value ? "met" : "MISSED")"
+      case .below(let limit):
+        guard let revue else { return "< \(format(limit)): not measured" }
+        return "< \(format(limit)): \(revue < limit ? "met" : "MISSED")"
       }
     }
 
@@ -164,7 +169,38 @@ extension BenchCommand {
         ]
       case .scale:
         return [row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1))]
+      case .soak:
+        return Soak.Role.allCases.flatMap { role in
+          soakRows(title: "\(title) \(role.rawValue)", role: role, frames: frames, row: row)
+        }
       }
+    }
+
+    /// The rows of one process of the soak: its memory at the start, after the warm-up and at the
+    /// end; what it gained after the warm-up (the target: under 1 % of resident memory, no thread
+    /// and no file descriptor); the receiver's frames decoded.
+    private static func soakRows(
+      title: String, role: Soak.Role, frames: Int,
+      row: (String, Metric, String, Int, Target) -> ReportRow
+    ) -> [ReportRow] {
+      var rows = [
+        row("resident at start", .soak(role, .residentStart), "MiB (1 s after the senders started)", 1, .none),
+        row("resident at warm-up", .soak(role, .residentWarm), "MiB (at 30 s)", 1, .none),
+        row("resident at end", .soak(role, .residentEnd), "MiB", 1, .none),
+        row("resident growth since warm-up", .soak(role, .residentGrowth), "KiB", 0, .none),
+        row("resident growth, % of warm-up", .soak(role, .residentGrowthPercent), "%", 2, .below(1)),
+        row("private growth since warm-up", .soak(role, .privateGrowth), "KiB (RssAnon)", 0, .none),
+        row("largest step since warm-up", .soak(role, .largestStep), "KiB in 1 s (one step is not a slope)", 0, .none),
+        row("threads at warm-up", .soak(role, .threadsWarm), "threads", 0, .none),
+        row("threads added since warm-up", .soak(role, .threadsAdded), "threads", 0, .equals(0)),
+        row("open fds at warm-up", .soak(role, .descriptorsWarm), "file descriptors", 0, .none),
+        row("open fds added since warm-up", .soak(role, .descriptorsAdded), "file descriptors", 0, .equals(0)),
+      ]
+      if role == .receiver {
+        rows.append(row("frames decoded", .frames, "of \(frames) sent at 30 fps", 0, .ratioAtLeast(0.95)))
+      }
+      for index in rows.indices { rows[index].scenario = title }
+      return rows
     }
   }
 
@@ -200,6 +236,7 @@ extension BenchCommand {
     if !scenarios.isEmpty { command += " " + scenarios.map(\.rawValue).joined(separator: " ") }
     if runs != 3 { command += " --runs \(runs)" }
     if let frames { command += " --frames \(frames)" }
+    if let minutes { command += " --minutes \(minutes)" }
     var lines = [
       "# Benchmarks", "",
       "Made by `\(command) --markdown \(markdownPath ?? "FILE")` in \(String(format: "%.0f", seconds)) s, "
@@ -207,7 +244,8 @@ extension BenchCommand {
       "Machine: \(Self.machine).", "",
       "Each scenario runs Revue and the same GStreamer elements with the same properties in `gst-launch-1.0`, "
         + "alternately (Revue, gst-launch, Revue, …), each side in a process of its own; the table gives the "
-        + "median of \(runs) runs of each side (latency and scale: one run of many samples). "
+        + "median of \(runs) runs of each side (latency and scale: one run of many samples; soak: one run of "
+        + "both pairs at once). "
         + "Ratio is Revue / gst-launch.", "",
       "Memory of an idle process (GStreamer initialized; Revue: a `Room` made, gst-launch: `fakesrc ! fakesink`), "
         + "peak: \(Self.idleMemoryText(idle)).", "",

@@ -165,6 +165,8 @@ extension BenchCommand {
     case startup(BenchStream)
     /// How many senders keep their full frame rate.
     case scale(BenchStream)
+    /// A sender and a receiver left running: memory, threads and file descriptors after a warm-up.
+    case soak(BenchStream)
   }
 
   /// One measured scenario.
@@ -189,6 +191,7 @@ extension BenchCommand {
     case startupVP8 = "startup-vp8-720p"
     case startupH264 = "startup-h264-720p"
     case scaleVP8 = "scale-vp8-480p"
+    case soak
 
     /// What the scenario measures, on which stream.
     var kind: Kind {
@@ -215,6 +218,7 @@ extension BenchCommand {
       case .startupVP8: .startup(hd(.vp8))
       case .startupH264: .startup(hd(.h264))
       case .scaleVP8: .scale(sd(.vp8))
+      case .soak: .soak(hd(.vp8))
       }
     }
 
@@ -228,7 +232,11 @@ extension BenchCommand {
       case .latency(let stream): "glass-to-glass \(stream.title)"
       case .startup(let stream): "start-up \(stream.title)"
       case .scale(let stream): "\(stream.title) senders at 30 fps"
+      case .soak(let stream): "soak \(stream.title)"
       }
     }
+
+    /// The scenarios a bench without names runs: all but the soak, which takes 10 minutes.
+    static let standard = allCases.filter { $0 != .soak }
   }
 }

@@ -65,8 +65,9 @@ final class ChildProcess: Sendable {
   private let peakPrivateKiB = PeakMemory()
 
   /// Starts `arguments[0]` (a path) with the rest as its arguments.
+  /// - Parameter environment: the child's environment as `KEY=VALUE` strings; nil for the bench's own.
   /// - Throws: ``RevueError`` when the process cannot start.
-  init(_ arguments: [String], output: Output = .discard) throws {
+  init(_ arguments: [String], output: Output = .discard, environment: [String]? = nil) throws {
     var input: [Int32] = [0, 0]
     var outputPipe: [Int32] = [-1, -1]
     guard Self.pipe(&input), output == .discard || Self.pipe(&outputPipe) else {
@@ -88,6 +89,8 @@ final class ChildProcess: Sendable {
     posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     let argv = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
+    let envp = environment.map { $0.map { strdup($0) } + [nil] }
+    defer { for pointer in envp ?? [] { free(pointer) } }
     var pid: pid_t = 0
     started = monotonicNanoseconds()
     // The calling thread may block signals (Dispatch's threads do), and a child inherits that mask:
@@ -102,7 +105,12 @@ final class ChildProcess: Sendable {
     sigaddset(&signals, SIGPIPE)
     posix_spawnattr_setsigdefault(&attributes, &signals)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+    let result =
+      if let envp {
+        posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+      } else {
+        posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+      }
     close(input[0])
     if outputPipe[1] >= 0 { close(outputPipe[1]) }
     guard result == 0 else {
@@ -169,6 +177,35 @@ final class ChildProcess: Sendable {
       return total + (text?.split(separator: " ").first.flatMap { Int($0) } ?? 0)
     }
     return Double(nanoseconds) / 1e9
+  }
+
+  /// What `/proc/PID` says of the child now: resident and private memory, threads, open file
+  /// descriptors; nil once it is gone.
+  var reading: Reading? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+      let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+    else { return nil }
+    var fields: [Substring: Int] = [:]
+    for line in status.split(separator: "\n") {
+      let parts = line.split(separator: ":", maxSplits: 1)
+      guard parts.count == 2, ["VmRSS", "RssAnon", "Threads"].contains(parts[0]) else { continue }
+      fields[parts[0]] = parts[1].split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
+    }
+    guard let resident = fields["VmRSS"], let anonymous = fields["RssAnon"], let threads = fields["Threads"] else {
+      return nil
+    }
+    return Reading(resident: resident, privateMemory: anonymous, threads: threads, descriptors: descriptors.count)
+  }
+
+  /// One reading of a child's `/proc/PID/status` and `/proc/PID/fd`.
+  struct Reading: Sendable, Hashable {
+    /// Resident memory (`VmRSS`), KiB.
+    var resident: Int
+    /// Private memory (`RssAnon`: heap, stacks, buffers), KiB.
+    var privateMemory: Int
+    var threads: Int
+    /// Open file descriptors (sockets, pipes, files).
+    var descriptors: Int
   }
 
   /// Asks the child to stop (again and again is harmless): closes its standard input (a Revue
@@ -252,6 +289,17 @@ final class ChildProcess: Sendable {
     try ChildProcess(
       ["/usr/bin/gst-launch-1.0", verbose ? "-v" : "-q"] + description.split(separator: " ").map(String.init),
       output: output)
+  }
+
+  /// Starts a `revue` command (`stream …`, `receive …`) of `executable`, this executable by
+  /// default, in the bench's environment without `GST_TRACERS` (a leaks tracer set for the tests
+  /// would count every object of the child, and be measured with it).
+  static func revueCommand(_ arguments: [String], executable: String? = nil) throws -> ChildProcess {
+    let path = executable ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    let environment = ProcessInfo.processInfo.environment.filter { $0.key != "GST_TRACERS" }.map {
+      "\($0.key)=\($0.value)"
+    }
+    return try ChildProcess([path] + arguments, environment: environment)
   }
 
   /// Starts this executable as a bench child: `revue bench --child KIND KEY=VALUE …`.

@@ -1,0 +1,31 @@
+import Foundation
+import RevueSDK
+import Testing
+
+@testable import revue
+
+/// Two minutes of `revue stream` to `revue receive` (720p30 VP8 from the virtual camera), run as
+/// `revue bench soak` runs them, each in a process of its own read every second: after the 30 s
+/// warm-up neither may gain more than 64 KiB of resident memory, a thread or a file descriptor.
+@Suite(.timeLimit(.minutes(4))) struct SoakTests {
+  @Test func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
+    let soak = BenchCommand.Soak(
+      stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: 120,
+      executable: RevueExecutableTests.executable.path, withGstLaunch: false)
+    let processes = try #require(try await soak.run()[.revue])
+    for role in BenchCommand.Soak.Role.allCases {
+      let process = try #require(processes[role])
+      let readings = "at warm-up \(process.warm), at end \(process.end)"
+      let step = process.largestStep
+      #expect(
+        process.residentGrowth <= 64,
+        "the \(role) gained \(process.residentGrowth) KiB, \(step.kib) KiB of it in the second to \(step.second) s: \(readings)"
+      )
+      #expect(process.end.threads == process.warm.threads, "the \(role)'s threads: \(readings)")
+      #expect(process.end.descriptors == process.warm.descriptors, "the \(role)'s file descriptors: \(readings)")
+    }
+    // The pair streamed all along: most of the 3600 frames were decoded.
+    let decoded = try #require(processes[.receiver]?.frames)
+    #expect(decoded > 3000, "only \(decoded) frames decoded")
+  }
+}
