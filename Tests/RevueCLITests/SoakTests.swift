@@ -1,5 +1,6 @@
 import Foundation
 import RevueSDK
+import RevueTestSupport
 import Testing
 
 @testable import revue
@@ -7,8 +8,8 @@ import Testing
 /// Two minutes of `revue stream` to `revue receive` (720p30 VP8 from the virtual camera), run as
 /// `revue bench soak` runs them, each in a process of its own read every second: after the 30 s
 /// warm-up neither may gain more than 64 KiB of resident memory, a thread or a file descriptor.
-@Suite(.timeLimit(.minutes(4))) struct SoakTests {
-  @Test func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
+@Suite(.sharedProcess, .timeLimit(.minutes(4))) struct SoakTests {
+  @Test(.wholeProcess) func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
     let soak = BenchCommand.Soak(
       stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: 120,
       executable: RevueExecutableTests.executable.path, withGstLaunch: false)

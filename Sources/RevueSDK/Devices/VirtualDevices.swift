@@ -260,6 +260,28 @@ public enum VirtualDevices {
     }
   }
 
+  /// Frames a virtual camera has in its pool from its start, as a V4L2 camera has its buffers.
+  static let poolFrames = 6
+
+  /// Makes `source` (a `videotestsrc`) fill its frame pool at once: its first ``poolFrames``
+  /// frames are kept until the last of them is made. A pool grows by a frame the first time the
+  /// frames in flight reach a new high (an encoder that falls behind, maybe hours in) and never
+  /// shrinks; filled from the start, its memory is what the camera holds all along, as a V4L2
+  /// camera's fixed buffers are, and a long run does not step up later.
+  private static func fillPool(of source: Element) {
+    guard let pad = source.staticPad("src") else { return }
+    let kept = Locked<[Buffer]>([])
+    pad.addProbe(.buffer) { _, info in
+      guard let buffer = info.buffer else { return .ok }
+      let full = kept.value.withLock { kept in
+        kept.append(buffer)
+        return kept.count == poolFrames
+      }
+      if full { kept.value.withLock { $0.removeAll() } }
+      return full ? .remove : .ok
+    }
+  }
+
   /// The chain that produces `caps` (fixated): a test pattern, encoded when the caps are.
   private static func makeCameraSource(caps: Caps, name: String?) -> Element? {
     let fixed = caps.fixated()
@@ -269,7 +291,10 @@ public enum VirtualDevices {
       let source = try Bin(parsing: cameraChain(for: structure))
       if let name { try source.set("name", name) }
       try source.element(named: "virtualcaps")?.set("caps", fixed)
-      if let pattern = source.element(named: "pattern") { SyncSignal.attachFlash(to: pattern) }
+      if let pattern = source.element(named: "pattern") {
+        SyncSignal.attachFlash(to: pattern)
+        fillPool(of: pattern)
+      }
       return source
     } catch {
       RevueLog.log(.error, "VirtualDevices", "cannot make a virtual camera for \(fixed): \(error)")
