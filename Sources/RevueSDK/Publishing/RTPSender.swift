@@ -118,6 +118,11 @@ final class RTPSender: Sendable {
           index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin,
           in: pipeline.pipeline, reports: reports, sent: sent)
       }
+      // Sender reports every second (libwebrtc's pace for video), not RFC 3550's five: a receiver
+      // lines audio and video up, and learns the latency, from the first second on.
+      for session in rtpbin.elements where session.factoryName == "rtpsession" {
+        try session.set("rtcp-min-interval", UInt64(Self.reportInterval))
+      }
     } catch {
       throw RevueError(.gstreamer, "cannot build the \(name) sender", underlying: error)
     }
@@ -152,11 +157,6 @@ final class RTPSender: Sendable {
     try pipeline.add(chain, rtpOut, rtcpOut, rtcpIn)
     try split.link(chain)
     try chain.staticPad("src")!.link(try rtpbin.requestPad("send_rtp_sink_\(index)"))
-    // Sender reports every second (libwebrtc's pace for video), not RFC 3550's five: a receiver
-    // lines audio and video up, and learns the latency, from the first second on.
-    for session in rtpbin.elements where session.factoryName == "rtpsession" {
-      try session.set("rtcp-min-interval", UInt64(Self.reportInterval))
-    }
     try rtpbin.staticPad("send_rtp_src_\(index)")!.link(rtpOut.staticPad("sink")!)
     try rtpbin.requestPad("send_rtcp_src_\(index)").link(rtcpOut.staticPad("sink")!)
     try rtcpIn.staticPad("src")!.link(try rtpbin.requestPad("recv_rtcp_sink_\(index)"))

@@ -140,27 +140,37 @@ public final class LocalParticipant: Sendable {
   /// Follows the camera and microphone when they stop or resume by themselves (unplugged,
   /// failed, plugged back).
   private func watchDevices() {
-    let cameraEvents = cameraCapturer.events
-    Task { [camera] in
-      for await event in cameraEvents {
-        switch event {
-        case .interrupted: camera.deviceStopped()
-        case .state(.capturing): camera.deviceResumed()
-        default: break
-        }
-      }
-    }
-    guard let microphoneEvents = microphoneTrack.capturer?.events else { return }
-    Task { [microphone] in
-      for await event in microphoneEvents {
-        switch event {
-        case .interrupted: microphone.deviceStopped()
-        case .state(.capturing): microphone.deviceResumed()
-        default: break
-        }
+    Self.follow(cameraCapturer.events, with: camera)
+    if let events = microphoneTrack.capturer?.events { Self.follow(events, with: microphone) }
+  }
+
+  /// Turns `device`'s flag off when its capturer is interrupted, back on when it captures again.
+  private static func follow<Event: CaptureEvent>(_ events: AsyncStream<Event>, with device: DeviceSwitch) {
+    Task {
+      for await event in events {
+        if event.isInterruption { device.deviceStopped() }
+        if event.isCapturing { device.deviceResumed() }
       }
     }
   }
+}
+
+/// The events of video and audio capturers, as the participant's switches follow them.
+protocol CaptureEvent: Sendable {
+  /// Capture stopped by itself.
+  var isInterruption: Bool { get }
+  /// Capture is running (again).
+  var isCapturing: Bool { get }
+}
+
+extension VideoCapturer.Event: CaptureEvent {
+  var isInterruption: Bool { if case .interrupted = self { true } else { false } }
+  var isCapturing: Bool { self == .state(.capturing) }
+}
+
+extension AudioCapturer.Event: CaptureEvent {
+  var isInterruption: Bool { if case .interrupted = self { true } else { false } }
+  var isCapturing: Bool { self == .state(.capturing) }
 }
 
 /// One device's on/off switch: the flag changes at once; the device follows after the delay,
