@@ -193,4 +193,20 @@ import Testing
       try await node.stop()
     }
   }
+
+  @Test func aReceiverThatCannotStartReleasesWhatItHadOpened() async throws {
+    let port = FreePorts.rtp(pairs: 2)
+    // Another receiver holds the RTCP port: this one binds its RTP port, then fails on RTCP's.
+    let holder = Room()
+    try await holder.listen(on: URL(string: "rtp://127.0.0.1:\(port + 1)")!)
+    let failing = Room()
+    await #expect(throws: RevueError.self) { try await failing.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!) }
+    await holder.disconnect()
+    // The half-built pipeline went to NULL and closed its RTP socket: the ports open again.
+    let receiving = Room()
+    let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+    #expect(remote.videoTrack?.state == .running)
+    await receiving.disconnect()
+    #expect(remote.videoTrack?.state == .stopped)
+  }
 }

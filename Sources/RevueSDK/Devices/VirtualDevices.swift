@@ -78,20 +78,26 @@ public enum VirtualDevices {
   /// - Returns: the camera, and whether it is virtual.
   public static func cameraOrVirtual() async throws -> (device: CaptureDevice, isVirtual: Bool) {
     if let camera = CameraCapturer.camera(facing: .unspecified, strictly: false) {
-      return (camera, camera.id.hasPrefix("virtual:"))
+      return (camera, isVirtual(camera))
     }
     let device = try await camera(profile: defaultProfile)
     RevueLog.log(.info, "VirtualDevices", "no camera on this machine: using the virtual camera \(defaultProfile)")
     return (device, true)
   }
 
-  /// The first microphone of the machine; when it has none, a virtual one (a 440 Hz tone).
+  /// The first microphone of the machine; when it has none, a virtual one of the sync signal
+  /// (a beep once a second, as the virtual cameras flash).
   /// - Returns: the microphone, and whether it is virtual.
   public static func microphoneOrVirtual() async throws -> (device: CaptureDevice, isVirtual: Bool) {
     if let microphone = DeviceWatcher.shared.all.first(where: { $0.kind == .microphone }) {
-      return (microphone, microphone.id.hasPrefix("virtual-mic:"))
+      return (microphone, isVirtual(microphone))
     }
-    return (try await microphone(), true)
+    return (try await microphone(signal: .sync), true)
+  }
+
+  /// Whether `device` is one of these virtual devices.
+  public static func isVirtual(_ device: CaptureDevice) -> Bool {
+    device.id.hasPrefix("virtual:") || device.id.hasPrefix("virtual-mic:")
   }
 
   /// Adds a virtual microphone (as ``addMicrophone(name:signal:)``) and waits until the device

@@ -173,18 +173,23 @@ struct StreamCommand {
   }
 
   /// The first microphone, or a virtual one (said so) when there is none; with the test
-  /// pattern, the virtual microphone of the sync signal, which beeps as the pattern flashes,
-  /// captured without voice processing (noise suppression would take a steady beep for noise).
+  /// pattern, always the virtual microphone of the sync signal, which beeps as the pattern
+  /// flashes. A virtual microphone is captured without voice processing: noise suppression would
+  /// take its steady beep for noise.
   private func microphoneOptions() async throws -> AudioCaptureOptions {
+    let device: CaptureDevice
     if case .testPattern = options.source {
-      let device = try await VirtualDevices.microphone(name: "Sync Signal", signal: .sync)
-      return .preset(.musicStandard, device: device)
+      device = try await VirtualDevices.microphone(name: "Sync Signal", signal: .sync)
+    } else {
+      let (found, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
+      if isVirtual {
+        FileHandle.standardError.write(
+          Data("revue: no microphone found: using a virtual one (a beep once a second, the sync signal)\n".utf8))
+      }
+      device = found
     }
-    let (device, isVirtual) = try await VirtualDevices.microphoneOrVirtual()
-    if isVirtual {
-      FileHandle.standardError.write(Data("revue: no microphone found: using a virtual one (a 440 Hz tone)\n".utf8))
-    }
-    return AudioCaptureOptions(device: device)
+    return VirtualDevices.isVirtual(device)
+      ? .preset(.musicStandard, device: device) : AudioCaptureOptions(device: device)
   }
 
   static func url(_ destination: String) throws -> URL {
