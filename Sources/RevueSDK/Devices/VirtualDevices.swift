@@ -266,8 +266,10 @@ public enum VirtualDevices {
     }
   }
 
-  /// Frames a virtual camera has in its pool from its start, as a V4L2 camera has its buffers.
-  static let poolFrames = 6
+  /// Frames a virtual camera has in its pool from its start, as a V4L2 camera has its buffers
+  /// (four, v4l2src's usual count): about two frames more than a pool that grows holds in a
+  /// quiet run, and as many as a busy one reaches.
+  static let poolFrames = 4
 
   /// Makes `source` (a `videotestsrc`) fill its frame pool at once: its first ``poolFrames``
   /// frames are kept until the last of them is made. A pool grows by a frame the first time the
