@@ -185,7 +185,7 @@ extension GStreamerSuite {
         for sequence in 0..<perThread { bus.post(try Self.numbered(thread: thread, sequence: sequence)) }
       }
       posting.store(false, ordering: .relaxed)
-      let rounds = try await churn.value
+      let rounds = try await withDeadline(10, "the subscribers coming and going to stop") { try await churn.value }
       let streamed = try await collect(
         threads * perThread, of: stream, within: 30, "every message on the steady stream")
       bus.removeSyncHandler(steady)

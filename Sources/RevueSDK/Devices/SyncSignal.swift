@@ -26,8 +26,6 @@ enum SyncSignal {
   private struct State {
     /// Flash times (ns on the system clock) by the second they flash in.
     var flashes: [UInt64: UInt64] = [:]
-    /// When a microphone of the signal last captured audio: cameras flash only while one runs.
-    var heard: UInt64?
     /// The camera whose flashes the beeps follow, and when it last said so: the first to run,
     /// until it stops for half a second (as after a switch); other cameras flash on their own grid.
     var leader: (camera: Int, time: UInt64)?
@@ -35,10 +33,14 @@ enum SyncSignal {
   }
 
   private static let state = Mutex(State())
+  /// When a microphone of the signal last captured audio (0: never): cameras flash only while
+  /// one runs, and do nothing else for the signal until one ran.
+  private static let heard = Atomic<UInt64>(0)
 
   /// Whether the cameras flash at `time`: a microphone of the signal captured in the half second before.
   static func isOn(at time: UInt64) -> Bool {
-    state.withLock { $0.heard.map { time < $0 + second / 2 } ?? false }
+    let heard = heard.load(ordering: .relaxed)
+    return heard != 0 && time < heard + second / 2
   }
 
   /// Where the beep of second `n` starts: the flash announced for it, or the whole second.
@@ -58,7 +60,9 @@ enum SyncSignal {
       return state.cameras
     }
     pad.addProbe(.buffer) { pad, info in
-      guard let element = pad.parentElement, let pts = info.buffer?.pts, let period = framePeriod(of: pad)
+      // Until a microphone of the signal ran, a camera's frames pass untouched and unread.
+      guard heard.load(ordering: .relaxed) != 0, let element = pad.parentElement, let pts = info.buffer?.pts,
+        let period = framePeriod(of: pad)
       else { return .ok }
       let time = pts.nanoseconds &+ element.baseTime.nanoseconds
       let next = time + period
@@ -105,7 +109,7 @@ enum SyncSignal {
       let start = pts.nanoseconds &+ element.baseTime.nanoseconds
       let frames = buffer.size / (2 * channels)
       let end = start + UInt64(frames) * second / UInt64(rate)
-      state.withLock { $0.heard = start }
+      heard.store(start, ordering: .relaxed)
       // The beeps that may overlap this buffer: the one of its own second and the one before.
       let beeps = Set([start / second, end / second, start / second &- 1]).map { beepStart(second: $0) }
         .filter { $0 < end && $0 + beepLength > start }
