@@ -33,6 +33,49 @@ final class FrameStream: VideoRenderer {
   }
 }
 
+/// Records the widths of the frames (or the sizes of the audio buffers) a track renders, and
+/// which came after a mark.
+final class RenderRecorder: VideoRenderer, AudioRenderer {
+  private let state = Mutex((marked: false, before: 0, after: [Int]()))
+  private let continuation: AsyncStream<Int>.Continuation
+  private let updates: AsyncStream<Int>
+
+  init() {
+    (updates, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+  }
+
+  func render(pixelBuffer: PixelBuffer) { record(pixelBuffer.width) }
+  func render(pcmBuffer: AudioPCMBuffer) { record(pcmBuffer.frameLength) }
+
+  private func record(_ value: Int) {
+    let count = state.withLock { state in
+      if state.marked { state.after.append(value) } else { state.before += 1 }
+      return state.before + state.after.count
+    }
+    continuation.yield(count)
+  }
+
+  /// From now on, what is rendered counts as after.
+  func mark() { state.withLock { $0.marked = true } }
+
+  /// What was rendered after the mark.
+  var after: [Int] { state.withLock { $0.after } }
+
+  /// How many renders in all.
+  var count: Int { state.withLock { $0.before + $0.after.count } }
+
+  /// Waits for `more` renders after now.
+  func advances(by more: Int, _ what: String) async throws { try await wait(for: count + more, what) }
+
+  /// Waits until `count` renders in all.
+  func wait(for count: Int, _ what: String) async throws {
+    let updates = self.updates
+    try await withDeadline(10, what) {
+      for await seen in updates where seen >= count { return }
+    }
+  }
+}
+
 /// Virtual cameras made for one test, each with an id of its own.
 enum TestCameras {
   /// Adds a virtual camera of a shipped profile under a fresh id and waits until the SDK lists it.

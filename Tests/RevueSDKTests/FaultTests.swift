@@ -12,38 +12,6 @@ import Testing
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FaultTests {
   init() { TestEnvironment.prepare() }
 
-  /// Counts what a track renders, for waits on progress.
-  final class Progress: VideoRenderer, AudioRenderer {
-    private let counter = Mutex(0)
-    private let continuation: AsyncStream<Int>.Continuation
-    private let updates: AsyncStream<Int>
-
-    init() {
-      (updates, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
-    }
-
-    func render(pixelBuffer: PixelBuffer) { tick() }
-    func render(pcmBuffer: AudioPCMBuffer) { tick() }
-
-    private func tick() {
-      continuation.yield(
-        counter.withLock {
-          $0 += 1; return $0
-        })
-    }
-
-    var count: Int { counter.withLock { $0 } }
-
-    /// Waits for `more` renders after now.
-    func advances(by more: Int, _ what: String) async throws {
-      let target = count + more
-      let updates = self.updates
-      try await withDeadline(10, what) {
-        for await count in updates where count >= target { return }
-      }
-    }
-  }
-
   /// A node: the virtual camera and a virtual microphone published, and a receiver of both.
   struct Node {
     let room: Room
@@ -53,8 +21,8 @@ import Testing
     let audio: LocalTrackPublication
     let receiving: Room
     let remote: RemoteParticipant
-    let videoReceived = Progress()
-    let audioReceived = Progress()
+    let videoReceived = RenderRecorder()
+    let audioReceived = RenderRecorder()
 
     static func start(camera device: CaptureDevice) async throws -> Node {
       let port = FreePorts.rtp(pairs: 2)

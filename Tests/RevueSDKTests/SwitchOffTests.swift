@@ -11,43 +11,6 @@ import Testing
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SwitchOffTests {
   init() { TestEnvironment.prepare() }
 
-  /// Records the widths of the frames (or the sizes of the audio buffers) a track renders, and
-  /// which came after a mark.
-  final class Recorder: VideoRenderer, AudioRenderer {
-    private let state = Mutex((marked: false, before: 0, after: [Int]()))
-    private let continuation: AsyncStream<Int>.Continuation
-    private let updates: AsyncStream<Int>
-
-    init() {
-      (updates, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
-    }
-
-    func render(pixelBuffer: PixelBuffer) { record(pixelBuffer.width) }
-    func render(pcmBuffer: AudioPCMBuffer) { record(pcmBuffer.frameLength) }
-
-    private func record(_ value: Int) {
-      let count = state.withLock { state in
-        if state.marked { state.after.append(value) } else { state.before += 1 }
-        return state.before + state.after.count
-      }
-      continuation.yield(count)
-    }
-
-    /// From now on, what is rendered counts as after.
-    func mark() { state.withLock { $0.marked = true } }
-
-    /// What was rendered after the mark.
-    var after: [Int] { state.withLock { $0.after } }
-
-    /// Waits until `count` renders in all.
-    func wait(for count: Int, _ what: String) async throws {
-      let updates = self.updates
-      try await withDeadline(10, what) {
-        for await seen in updates where seen >= count { return }
-      }
-    }
-  }
-
   /// Counts the buffers of each size that leave a sender's `appsrc`.
   private static func watchSender(_ publication: LocalTrackPublication) throws -> Locked<[Int]> {
     let sizes = Locked<[Int]>([])
@@ -66,7 +29,7 @@ import Testing
         to: port, camera: cameras[0], dimensions: .h360_169)
       let placeholder = BufferCapturerTests.frame(.nv12, 160, 90)
       participant.cameraTrack.mutePlaceholder = placeholder
-      let recorder = Recorder()
+      let recorder = RenderRecorder()
       participant.cameraTrack.add(videoRenderer: recorder)
       let publication = try await participant.publish(videoTrack: participant.cameraTrack)
       let sent = try Self.watchSender(publication)
@@ -98,7 +61,7 @@ import Testing
     defer { VirtualDevices.remove(device.id) }
     let participant = Room().localParticipant!
     let track = participant.microphoneTrack
-    let recorder = Recorder()
+    let recorder = RenderRecorder()
     track.add(audioRenderer: recorder)
     participant.setMicrophone(enabled: true)
     try await recorder.wait(for: 10, "microphone audio")
@@ -116,7 +79,7 @@ import Testing
       let track = LocalVideoTrack.createCameraTrack(
         options: CameraCaptureOptions(device: cameras[0], dimensions: .h720_169, fps: 30))
       let capturer = try #require(track.capturer as? CameraCapturer)
-      let recorder = Recorder()
+      let recorder = RenderRecorder()
       track.add(videoRenderer: recorder)
       try await capturer.startCapture()
       try await recorder.wait(for: 5, "camera frames")
