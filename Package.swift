@@ -18,6 +18,7 @@ let package = Package(
   products: [
     .library(name: "GStreamer", targets: ["GStreamer"]),
     .library(name: "RevueSDK", targets: ["RevueSDK"]),
+    .library(name: "RevueLab", targets: ["RevueLab"]),
     .executable(name: "revue", targets: ["revue"]),
   ],
   targets: cModules.map {
@@ -30,10 +31,13 @@ let package = Package(
     .target(
       name: "RevueSDK", dependencies: ["GStreamer"],
       resources: [.copy("Resources/Cameras"), .copy("Resources/Pipelines")]),
-    .executableTarget(name: "revue", dependencies: ["RevueSDK"]),
+    // Tools to try Revue on bad links: a link emulator and stamped frames judged at the receiver
+    // (used by `revue link`, `revue bench` and the tests).
+    .target(name: "RevueLab", dependencies: ["RevueSDK"]),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
     .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
-    .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueTestSupport"]),
+    .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
