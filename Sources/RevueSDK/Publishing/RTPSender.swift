@@ -118,8 +118,9 @@ final class RTPSender: Sendable {
           index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin,
           in: pipeline.pipeline, reports: reports, sent: sent)
       }
-      // Sender reports every second (libwebrtc's pace for video), not RFC 3550's five: a receiver
-      // lines audio and video up, and learns the latency, from the first second on.
+      // Sender reports every half second, not RFC 3550's five: a receiver lines audio and video
+      // up, and learns the latency, from the first second on, and the round-trip times that
+      // congestion control reads off the receiver reports are at most half a second old.
       for session in rtpbin.elements where session.factoryName == "rtpsession" {
         try session.set("rtcp-min-interval", UInt64(Self.reportInterval))
       }
@@ -136,7 +137,7 @@ final class RTPSender: Sendable {
   }
 
   /// The least time between two RTCP reports of a stream, in nanoseconds.
-  static let reportInterval = 1_000_000_000
+  static let reportInterval = 500_000_000
 
   /// Frames queued before a stream's encoder at most; a frame beyond drops the oldest.
   private static let queuedFrames = 2

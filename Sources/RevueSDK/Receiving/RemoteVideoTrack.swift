@@ -253,7 +253,7 @@ final class RTPReceiver: Sendable {
     self.status = status
     let description = """
       udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
-      ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf \
+      ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(Self.reportInterval) \
       session.recv_rtp_src ! rtpjitterbuffer name=jitter latency=\(latency) ! \(decode) \
       ! appsink name=sink sync=false enable-last-sample=false \
       udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
@@ -338,6 +338,11 @@ final class RTPReceiver: Sendable {
       throw RevueError(.gstreamer, "the receiver on port \(port) cannot start", underlying: error)
     }
   }
+
+  /// The least time between two receiver reports, in nanoseconds: half a second, as the
+  /// sender's reports, not rtpsession's five seconds, so that the sender's congestion control
+  /// hears of loss and of a queue building within a second (docs/congestion-control.md).
+  static let reportInterval = 500_000_000
 
   func stop() {
     pipeline.stop()
