@@ -30,6 +30,19 @@ public final class LocalTrackPublication: Sendable {
     public var jitter: Duration?
     /// The round-trip time from the latest receiver report that answered a sender report.
     public var roundTripTime: Duration?
+    /// The bitrate the congestion controller has the encoder aim at now, in bits per second,
+    /// from the receiver reports (docs/congestion-control.md): at most the layer's
+    /// ``VideoEncoding/maxBitrate``, where it starts. Added up over the layers in the
+    /// publication's ``LocalTrackPublication/statistics``. Nil when
+    /// ``VideoPublishOptions/adaptiveBitrate`` is off (the encoder keeps its bitrate) and for audio.
+    public var targetBitrate: Int?
+    /// Why ``targetBitrate`` last changed (the full-size stream's in the publication's
+    /// ``LocalTrackPublication/statistics``); nil when ``targetBitrate`` is.
+    public var targetBitrateReason: BitrateChangeReason?
+    /// Whether the target fell so low for the size that every other frame is dropped before the
+    /// encoder, to give the rest more bits (the full-size stream's in the publication's
+    /// ``LocalTrackPublication/statistics``); false when ``targetBitrate`` is nil.
+    public var frameRateHalved = false
   }
 
   /// The publication's id.
@@ -81,15 +94,19 @@ public final class LocalTrackPublication: Sendable {
   private let created = ContinuousClock.now
   private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
 
-  /// Publishes `layers` of a video track, the first at `port`, each next one two ports up.
-  init(video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], host: String, port: Int)
-    throws(RevueError)
-  {
+  /// Publishes `layers` of a video track, the first at `port`, each next one two ports up;
+  /// with `adaptiveBitrate`, each layer's bitrate follows its receiver reports.
+  init(
+    video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], host: String, port: Int,
+    adaptiveBitrate: Bool = true
+  ) throws(RevueError) {
     sid = Self.newSID()
     self.track = track
     media = .video(codec, layers)
     let streams = layers.enumerated().map { index, layer in
-      RTPSender.Stream(chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index)
+      RTPSender.Stream(
+        chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index,
+        adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil)
     }
     status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
@@ -196,8 +213,8 @@ public final class LocalTrackPublication: Sendable {
   }
 
   /// The counters now and the bitrate since the previous read: frames and keyframes are the
-  /// full-size stream's, packets, bytes and bitrate are added up over every stream, and the
-  /// RTCP fields are the full-size stream's.
+  /// full-size stream's, packets, bytes, bitrate and target bitrate are added up over every
+  /// stream, and the RTCP fields and the target's reason are the full-size stream's.
   public var statistics: Statistics {
     let all = sender.streams.map(\.statistics)
     var total = all[0]
@@ -206,14 +223,36 @@ public final class LocalTrackPublication: Sendable {
     total.bytesCopiedToEncoder =
       all.allSatisfy { $0.bytesCopiedToEncoder != nil }
       ? all.compactMap(\.bytesCopiedToEncoder).reduce(0, +) : nil
-    return statistics(total, key: nil)
+    var statistics = statistics(total, key: nil)
+    let targets = sender.streams.compactMap { $0.adaptation?.state }
+    if let full = targets.first, targets.count == sender.streams.count {
+      statistics.targetBitrate = targets.map(\.target).reduce(0, +)
+      statistics.targetBitrateReason = full.reason
+      statistics.frameRateHalved = full.halvesFrameRate
+    }
+    return statistics
   }
 
   /// The counters of one stream (an index of ``layers``), and its bitrate since the previous
   /// read of this layer's statistics.
   public func statistics(layer: Int) -> Statistics? {
     guard sender.streams.indices.contains(layer) else { return nil }
-    return statistics(sender.streams[layer].statistics, key: layer)
+    var statistics = statistics(sender.streams[layer].statistics, key: layer)
+    if let state = sender.streams[layer].adaptation?.state {
+      statistics.targetBitrate = state.target
+      statistics.targetBitrateReason = state.reason
+      statistics.frameRateHalved = state.halvesFrameRate
+    }
+    return statistics
+  }
+
+  /// The congestion control of a layer's stream: from its maxBitrate down to where its frame
+  /// rate halves and below.
+  private static func adaptation(for layer: VideoParameters) -> BitrateAdaptation {
+    BitrateAdaptation(
+      ceiling: layer.encoding.maxBitrate,
+      halvingFloor: BitrateController.halvingFloor(
+        width: Int(layer.dimensions.width), height: Int(layer.dimensions.height), fps: layer.encoding.maxFps))
   }
 
   /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now

@@ -188,11 +188,20 @@ public struct VideoPublishOptions: Sendable, Hashable {
   public var preferredCodec: VideoCodec
   /// The column of seed 002's table the default encoding comes from.
   public var bitrateMode: BitrateMode
+  /// Whether each stream's bitrate follows the path (congestion control): on by default. The
+  /// sender reads the receiver's RTCP reports (loss, round-trip time) and lowers the encoder's
+  /// bitrate when the path is congested, halving the frame rate when the bitrate falls very low
+  /// for the size, then climbs back up to the encoding's ``VideoEncoding/maxBitrate`` as the
+  /// path allows (docs/congestion-control.md). Off, the encoder keeps its bitrate whatever
+  /// the path does, and ``LocalTrackPublication/Statistics/targetBitrate`` is nil.
+  public var adaptiveBitrate: Bool
 
-  /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size.
+  /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size,
+  /// adaptive bitrate on.
   public init(
     encoding: VideoEncoding? = nil, simulcast: Bool = false, simulcastLayers: [VideoParameters] = [],
-    maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced
+    maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced,
+    adaptiveBitrate: Bool = true
   ) {
     self.encoding = encoding
     self.simulcast = simulcast
@@ -200,6 +209,7 @@ public struct VideoPublishOptions: Sendable, Hashable {
     self.maxLayer = maxLayer
     self.preferredCodec = preferredCodec
     self.bitrateMode = bitrateMode
+    self.adaptiveBitrate = adaptiveBitrate
   }
 
   /// The layers sent for a track of `dimensions`, the full size first.

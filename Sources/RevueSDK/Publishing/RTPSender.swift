@@ -48,6 +48,9 @@ final class RTPSender: Sendable {
     /// The local port RTCP is sent from and received on, once bound.
     fileprivate(set) var rtcpPort = 0
     fileprivate let counters = Locked(Counters())
+    /// Fits the stream's encoder to the receiver reports (congestion control); nil: the
+    /// encoder keeps its configured bitrate.
+    var adaptation: BitrateAdaptation?
 
     /// The counters now.
     var statistics: Counters { counters.value.withLock { $0 } }
@@ -170,7 +173,8 @@ final class RTPSender: Sendable {
     return (try? rtcpIn.get("port", as: Int.self)) ?? 0
   }
 
-  /// Counts what a stream encodes and sends, and keeps the receiver reports on it.
+  /// Counts what a stream encodes and sends, and keeps the receiver reports on it (handing
+  /// them to its adaptation, if it has one).
   private static func count(
     _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, sent: Locked<[Int]>?,
     reported: @escaping @Sendable () -> Void
@@ -204,6 +208,8 @@ final class RTPSender: Sendable {
       return .ok
     }
     let ssrc = stream.ssrc
+    let adaptation = stream.adaptation
+    adaptation?.attach(to: encoder)
     rtcpIn.staticPad("src")?.addProbe(.buffer) { _, info in
       let arrival = RTCPReportBlock.ntpMiddleNow()
       guard let block = info.buffer?.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
@@ -211,6 +217,7 @@ final class RTPSender: Sendable {
         counters.report = block
         counters.roundTrip = block.roundTrip(arrival: arrival) ?? counters.roundTrip
       }
+      adaptation?.reported(block, arrival: arrival, sent: counters.value.withLock { $0 })
       reported()
       return .ok
     }

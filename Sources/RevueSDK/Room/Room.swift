@@ -142,7 +142,8 @@ public final class Room: Sendable {
     let layers = options.layers(for: size)
     return try add(pairs: layers.count) { host, port throws(RevueError) in
       try LocalTrackPublication(
-        video: track, codec: options.preferredCodec, layers: layers, host: host, port: port)
+        video: track, codec: options.preferredCodec, layers: layers, host: host, port: port,
+        adaptiveBitrate: options.adaptiveBitrate)
     }
   }
 
