@@ -30,6 +30,14 @@ public final class LocalTrackPublication: Sendable {
     public var jitter: Duration?
     /// The round-trip time from the latest receiver report that answered a sender report.
     public var roundTripTime: Duration?
+    /// Packets sent again because a receiver reported them missing (RTCP NACK); nil when the
+    /// publication does not retransmit (``LossRecovery/nack`` off, and for audio).
+    public var packetsRetransmitted: Int?
+    /// Keyframes receivers asked for (RTCP PLI or FIR) since the start.
+    public var keyframeRequests: Int
+    /// Of those, the requests the encoder was asked to answer: requests closer than 250 ms to
+    /// the last one answered are dropped, since the keyframe on its way answers them too.
+    public var keyframeRequestsHonoured: Int
   }
 
   /// The publication's id.
@@ -82,9 +90,10 @@ public final class LocalTrackPublication: Sendable {
   private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
 
   /// Publishes `layers` of a video track, the first at `port`, each next one two ports up.
-  init(video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], host: String, port: Int)
-    throws(RevueError)
-  {
+  init(
+    video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], recovery: LossRecovery = .nack,
+    host: String, port: Int
+  ) throws(RevueError) {
     sid = Self.newSID()
     self.track = track
     media = .video(codec, layers)
@@ -95,7 +104,7 @@ public final class LocalTrackPublication: Sendable {
     let relay = Relay<LocalTrackPublication>()
     sender = try RTPSender(
       name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
-      countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
+      recovery: recovery, countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
     relay.target = self
     track.attach(sender)
   }
@@ -193,10 +202,13 @@ public final class LocalTrackPublication: Sendable {
   /// full-size stream's, packets, bytes and bitrate are added up over every stream, and the
   /// RTCP fields are the full-size stream's.
   public var statistics: Statistics {
-    let all = sender.streams.map(\.statistics)
+    let all = sender.streams.indices.map(sender.statistics)
     var total = all[0]
     total.packetsSent = all.map(\.packetsSent).reduce(0, +)
     total.bytesSent = all.map(\.bytesSent).reduce(0, +)
+    total.packetsRetransmitted = all[0].packetsRetransmitted.map { _ in
+      all.compactMap(\.packetsRetransmitted).reduce(0, +)
+    }
     total.bytesCopiedToEncoder =
       all.allSatisfy { $0.bytesCopiedToEncoder != nil }
       ? all.compactMap(\.bytesCopiedToEncoder).reduce(0, +) : nil
@@ -207,7 +219,7 @@ public final class LocalTrackPublication: Sendable {
   /// read of this layer's statistics.
   public func statistics(layer: Int) -> Statistics? {
     guard sender.streams.indices.contains(layer) else { return nil }
-    return statistics(sender.streams[layer].statistics, key: layer)
+    return statistics(sender.statistics(layer), key: layer)
   }
 
   /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now
@@ -228,7 +240,9 @@ public final class LocalTrackPublication: Sendable {
       fractionLost: counters.report?.fractionLost,
       packetsLost: counters.report.map { Int($0.packetsLost) },
       jitter: counters.report.map { .microseconds(Int64($0.jitter) * 1_000_000 / 90_000) },
-      roundTripTime: counters.roundTrip)
+      roundTripTime: counters.roundTrip, packetsRetransmitted: counters.packetsRetransmitted,
+      keyframeRequests: counters.keyframeRequests.received,
+      keyframeRequestsHonoured: counters.keyframeRequests.honoured)
   }
 
   /// Stops sending.
@@ -253,12 +267,21 @@ public final class LocalTrackPublication: Sendable {
       switch media {
       case .video(let codec, let layers):
         let layer = layers[index]
+        let recovery = sender.recovery
+        let rtx = LossRecovery.rtxPayloadType
+        let fec = LossRecovery.fecPayloadType
+        let types =
+          [payloadType] + (recovery.contains(.nack) ? [rtx] : []) + (recovery.contains(.fec) ? [fec] : [])
         lines = [
-          "m=video \(stream.port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
-          "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir",
-          "a=framerate:\(layer.encoding.maxFps)",
+          "m=video \(stream.port) RTP/AVPF \(types.map(String.init).joined(separator: " "))",
+          "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
         ]
-        if codec == .h264 { lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2) }
+        if codec == .h264 { lines.append("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f") }
+        if recovery.contains(.nack) { lines.append("a=rtcp-fb:\(payloadType) nack") }
+        lines += ["a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir"]
+        if recovery.contains(.nack) { lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(payloadType)"] }
+        if recovery.contains(.fec) { lines.append("a=rtpmap:\(fec) ulpfec/90000") }
+        lines.append("a=framerate:\(layer.encoding.maxFps)")
         if layers.count > 1 {
           lines += [
             "a=content:\(index == 0 ? "main" : "alt")",
@@ -271,7 +294,11 @@ public final class LocalTrackPublication: Sendable {
           "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
         ]
       }
-      lines += ["a=rtcp:\(stream.port + 1)", "a=ssrc:\(stream.ssrc) cname:\(Self.cname)", "a=sendonly"]
+      lines += ["a=rtcp:\(stream.port + 1)", "a=ssrc:\(stream.ssrc) cname:\(Self.cname)"]
+      if sender.recovery.contains(.nack) {
+        lines += ["a=ssrc:\(stream.rtxSSRC) cname:\(Self.cname)", "a=ssrc-group:FID \(stream.ssrc) \(stream.rtxSSRC)"]
+      }
+      lines.append("a=sendonly")
       return lines.joined(separator: "\r\n")
     }
   }

@@ -188,12 +188,18 @@ public struct VideoPublishOptions: Sendable, Hashable {
   public var preferredCodec: VideoCodec
   /// The column of seed 002's table the default encoding comes from.
   public var bitrateMode: BitrateMode
+  /// How lost packets are recovered: retransmission (NACK and RTX) by default; add ``LossRecovery/fec``
+  /// for links whose round trip is long, or pass `[]` to send as plain RTP tools do.
+  public var lossRecovery: LossRecovery
 
-  /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size.
+  /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size,
+  /// retransmission of lost packets.
   public init(
     encoding: VideoEncoding? = nil, simulcast: Bool = false, simulcastLayers: [VideoParameters] = [],
-    maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced
+    maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced,
+    lossRecovery: LossRecovery = .nack
   ) {
+    self.lossRecovery = lossRecovery
     self.encoding = encoding
     self.simulcast = simulcast
     self.simulcastLayers = simulcastLayers
