@@ -145,7 +145,9 @@ public final class LinkEmulator: Sendable {
   deinit { stop() }
 
   /// The conditions from the sender to the receiver; a change applies to the packets that come
-  /// after it (an outage also to the packets on their way). Any thread can change them at any time.
+  /// after it (an outage also to the packets on their way). Any thread can change them at any time;
+  /// setting one field (`emulator.forward.isDown = true`) reads then writes the whole conditions, so
+  /// threads that change them at once should set whole conditions.
   public var forward: LinkConditions {
     get { shared.conditions.withLock { $0.forward } }
     set { shared.conditions.withLock { $0.forward = newValue } }
