@@ -139,6 +139,8 @@ struct LinkCommand {
       listeningOn: options.listen, pairs: options.pairs, to: options.host, port: options.port,
       forward: options.forward, backward: options.backward, seed: options.seed)
     defer { emulator.stop() }
+    // Ctrl-C and SIGTERM are caught from before the ready line, so that the counters are printed.
+    let stopped = SignalFlag()
     let ports = 2 * options.pairs - 1
     var started = "revue: link: send to 127.0.0.1:\(emulator.port)-\(emulator.port + ports)"
     started += ", relayed to \(options.host):\(options.port)-\(options.port + ports) (seed \(options.seed));"
@@ -146,7 +148,7 @@ struct LinkCommand {
     FileHandle.standardError.write(Data((started + "; Ctrl-C stops\n").utf8))
     let live = !options.json && isatty(STDOUT_FILENO) != 0
     let printer = StatusPrinter(json: false)
-    await RunLoopControl.run(duration: options.duration) {
+    await RunLoopControl.run(duration: options.duration, stopped: stopped) {
       guard live else { return }
       let (forward, backward) = emulator.statistics
       printer.print(
