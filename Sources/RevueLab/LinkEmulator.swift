@@ -159,6 +159,29 @@ public final class LinkEmulator: Sendable {
     set { shared.conditions.withLock { $0.backward = newValue } }
   }
 
+  /// Cuts the link both ways for `duration` (an outage: every packet is dropped), then brings it
+  /// back as it was. Returns at once; the returned stream yields the instant the link came back
+  /// and ends.
+  @discardableResult
+  public func cut(for duration: Duration) -> AsyncStream<ContinuousClock.Instant> {
+    let (restored, continuation) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+    shared.conditions.withLock { conditions in
+      conditions.forward.isDown = true
+      conditions.backward.isDown = true
+    }
+    let shared = self.shared
+    let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
+      shared.conditions.withLock { conditions in
+        conditions.forward.isDown = false
+        conditions.backward.isDown = false
+      }
+      continuation.yield(.now)
+      continuation.finish()
+    }
+    return restored
+  }
+
   /// What happened to the packets so far, each way (updated as the relay thread handles them).
   public var statistics: (forward: Counters, backward: Counters) {
     shared.counters.withLock { ($0.forward, $0.backward) }

@@ -179,9 +179,11 @@ final class RTPSender: Sendable {
     try rtpbin.staticPad("send_rtp_src_\(index)")!.link(rtpOut.staticPad("sink")!)
     try rtpbin.requestPad("send_rtcp_src_\(index)").link(rtcpOut.staticPad("sink")!)
     try rtcpIn.staticPad("src")!.link(try rtpbin.requestPad("recv_rtcp_sink_\(index)"))
-    // RTCP in and out on one socket: bind it first, then share it.
+    // RTP out, RTCP in and RTCP out on one socket: bind it first, then share it. A receiver
+    // then knows where to send feedback from the first packet, before the first report.
     try rtcpIn.setState(.ready)
     try rtcpIn.shareSocket(with: rtcpOut)
+    try rtcpIn.shareSocket(with: rtpOut)
     count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpIn, sent: sent) {
       reports.send(index)
     }

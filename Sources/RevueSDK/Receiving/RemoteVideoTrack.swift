@@ -201,8 +201,21 @@ final class RTPReceiver: Sendable {
     var bytes = 0
     var invalid = 0
     var cname: String?
-    /// Where the sender's RTCP comes from, and so where feedback goes.
+    /// Where feedback goes: where the sender's RTCP comes from or, until its first report,
+    /// where its media comes from (Revue's senders send both from one socket).
     var senderAddress: (host: String, port: Int)?
+    /// The SSRC of the latest media packet (not a retransmission) at the socket.
+    var mediaSSRC: UInt32?
+
+    /// Notes a media packet at the socket. Returns whether its source address should become
+    /// where feedback goes: when no report gave one yet, for the first packet and for the first
+    /// of a new sender (a new SSRC), whose reports come later.
+    mutating func learnFromMedia(ssrc: UInt32, payloadType: Int, of mediaType: Int) -> Bool {
+      guard payloadType == mediaType else { return false }
+      defer { mediaSSRC = ssrc }
+      guard let previous = mediaSSRC else { return senderAddress == nil }
+      return previous != ssrc
+    }
     /// Sequence numbers asked for again (RTCP NACK), and keyframes asked for (RTCP PLI).
     var nacks = 0
     var pictureLosses = 0
@@ -280,7 +293,7 @@ final class RTPReceiver: Sendable {
       udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
       ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(RTPSender.reportInterval) \
       session.recv_rtp_src ! \(beforeJitter)rtpjitterbuffer name=jitter latency=\(latency) \
-      do-retransmission=\(nack) do-lost=true faststart-min-packets=1 ! \(afterJitter)\(decode) \
+      do-retransmission=\(nack) do-lost=true faststart-min-packets=1 max-misorder-time=\(Self.misorderMilliseconds) max-dropout-time=\(Self.dropoutMilliseconds) ! \(afterJitter)\(decode) \
       ! appsink name=sink sync=false enable-last-sample=false \
       udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
       session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
@@ -304,21 +317,32 @@ final class RTPReceiver: Sendable {
     }
     let counters = self.counters
     let identities = self.identities
+    let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
+    /// Receiver reports and feedback go back to where the sender's reports come from
+    /// (symmetric RTCP).
+    let sendFeedback = { @Sendable (sender: (host: String, port: Int)) in
+      try? rtcpOut?.set("host", sender.host)
+      try? rtcpOut?.set("port", sender.port)
+    }
     pipeline.pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
-      let valid = buffer.isValidRTP
-      counters.value.withLock { counters in
-        if valid {
-          counters.packets += 1
-          counters.bytes += buffer.size
-        } else {
+      let header = buffer.rtpHeader
+      let learns = counters.value.withLock { counters -> Bool in
+        guard let header else {
           counters.invalid += 1
+          return false
         }
+        counters.packets += 1
+        counters.bytes += buffer.size
+        return counters.learnFromMedia(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType)
       }
-      if !valid { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
-      return valid ? .ok : .drop
+      if learns, let sender = buffer.senderAddress {
+        counters.value.withLock { $0.senderAddress = sender }
+        sendFeedback(sender)
+      }
+      if header == nil { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
+      return header == nil ? .drop : .ok
     }
-    let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
     pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
       let name = buffer.rtcpCNames.values.first
@@ -333,11 +357,7 @@ final class RTPReceiver: Sendable {
         return (true, renamed)
       }
       if renamed, let name { identities.send(name) }
-      // Receiver reports go back to where the sender's reports come from (symmetric RTCP).
-      if moved, let sender, let rtcpOut {
-        try? rtcpOut.set("host", sender.host)
-        try? rtcpOut.set("port", sender.port)
-      }
+      if moved, let sender { sendFeedback(sender) }
       return .ok
     }
     do {
@@ -375,6 +395,15 @@ final class RTPReceiver: Sendable {
       throw RevueError(.gstreamer, "the receiver on port \(port) cannot start", underlying: error)
     }
   }
+
+  /// How far back, in time, a packet may come and still be taken as late rather than as the
+  /// start of a new stream: a sender that restarts picks new sequence numbers at random, and
+  /// with rtpjitterbuffer's 2 s the new stream waited up to that long, taken for old packets.
+  static let misorderMilliseconds = 500
+  /// How far ahead a packet may jump and still be taken as following a loss rather than as
+  /// the start of a new stream (rtpjitterbuffer's default, a minute, waited for a restarted
+  /// sender whose numbers came a little ahead).
+  static let dropoutMilliseconds = 2_000
 
   /// Sends the jitter buffer's requests for a missing packet (RTCP NACK) and the depayloader's
   /// and decoder's for a keyframe (RTCP PLI) at once, from the RTCP socket to the sender's RTCP
