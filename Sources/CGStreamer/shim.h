@@ -4,6 +4,7 @@
 #define CGSTREAMER_SHIM_H
 
 #include <gst/gst.h>
+#include <gio/gio.h>
 
 // MARK: - Fundamental and boxed GTypes (macros in GLib and GStreamer)
 
@@ -91,6 +92,24 @@ static inline gboolean cgst_share_socket(GstElement *from, GstElement *to) {
   g_object_set(to, "socket", socket, "close-socket", FALSE, NULL);
   g_object_unref(socket);
   return TRUE;
+}
+
+/// Sends `size` bytes from the socket `element` (a udpsrc or udpsink) has bound to
+/// `host`:`port`. Returns FALSE when the element has no socket, the address does not parse, or
+/// the send fails.
+static inline gboolean cgst_socket_send_to(GstElement *element, const gchar *host, guint16 port,
+                                           const guint8 *data, gsize size) {
+  GObject *socket = NULL;
+  g_object_get(element, "used-socket", &socket, NULL);
+  if (socket == NULL) return FALSE;
+  GSocketAddress *address = g_inet_socket_address_new_from_string(host, port);
+  gboolean sent = FALSE;
+  if (address != NULL) {
+    sent = g_socket_send_to((GSocket *)socket, address, (const gchar *)data, size, NULL, NULL) == (gssize)size;
+    g_object_unref(address);
+  }
+  g_object_unref(socket);
+  return sent;
 }
 
 // MARK: - Clock time

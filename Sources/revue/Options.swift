@@ -21,6 +21,8 @@ enum Command: Equatable {
   case receive(ReceiveOptions)
   /// `revue demo [--duration S]`: a sender and a receiver in one process.
   case demo(duration: Int)
+  /// `revue link --to HOST:PORT …`: a relay through an emulated bad link.
+  case link(LinkOptions)
   /// `revue run FILE.pipeline …`: a pipeline config.
   case run(RunCommand)
   /// `revue help` or `--help`.
@@ -63,6 +65,15 @@ enum Command: Equatable {
                        signal, the A/V skew: avSyncMilliseconds)
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
+      link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
+           [--reorder PCT] [--duplicate PCT] [--rate KBPS] [--queue MS] [--seed N] [--duration S] [--json]
+                       relay RTP and RTCP through an emulated bad link: send to 127.0.0.1:PORT (default:
+                       a free even port, printed) and N port pairs (default 1) go on to HOST:PORT (a
+                       numeric IPv4 address), impaired; what the receiver sends back comes back. The
+                       conditions apply both ways; --back-loss, --back-delay, ... --back-queue set the
+                       way back alone. --jitter keeps the order unless --reorder; --queue is the buffer
+                       at --rate (default 100 ms); the same --seed (default 1) drops the same packets.
+                       Ctrl-C or --duration stops; then the packets of each way are counted
       run FILE.pipeline [-D KEY=VALUE ...] [--duration S]
                        check and run a gst-launch-style pipeline config (see pipelines/)
       help             show this text
@@ -105,6 +116,9 @@ enum Command: Equatable {
         }
       }
       return .demo(duration: duration)
+    case "link":
+      guard let options = try LinkOptions.parse(options) else { return .help }
+      return .link(options)
     case "run":
       guard let command = try RunCommand.parse(options) else { return .help }
       return .run(command)
@@ -175,6 +189,7 @@ enum Command: Equatable {
     case .receive(let options): try await ReceiveCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
+    case .link(let options): try await LinkCommand(options: options).run()
     case .benchChild(let arguments): try await BenchChild(arguments: arguments).run()
     case .bench(let scenarios, let frames, let runs, let json, let markdown, let minutes):
       try await BenchCommand(

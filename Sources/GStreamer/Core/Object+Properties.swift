@@ -4,7 +4,7 @@ internal import CGStreamer
 
 extension Object {
   /// The property's spec, or an error naming the object and the property.
-  private func propertySpec(_ property: String) throws(GStreamerError) -> UnsafeMutablePointer<GParamSpec> {
+  fileprivate func propertySpec(_ property: String) throws(GStreamerError) -> UnsafeMutablePointer<GParamSpec> {
     guard let spec = cgst_find_property(rawPointer, property) else {
       throw .noSuchProperty(element: name, property: property)
     }
@@ -102,7 +102,7 @@ extension Object {
     try store(&gvalue, spec, property, shown: text)
   }
 
-  private func checkWritable(_ spec: UnsafeMutablePointer<GParamSpec>, _ property: String) throws(GStreamerError) {
+  fileprivate func checkWritable(_ spec: UnsafeMutablePointer<GParamSpec>, _ property: String) throws(GStreamerError) {
     let flags = spec.pointee.flags.rawValue
     guard flags & G_PARAM_WRITABLE.rawValue != 0 else {
       throw .propertyNotAccessible(element: name, property: property, reason: "is read-only")
@@ -144,5 +144,95 @@ extension Object {
     guard let specs = g_object_class_list_properties(objectClass, &count) else { return [] }
     defer { g_free(specs) }
     return (0..<Int(count)).map { String(cString: specs[$0]!.pointee.name) }
+  }
+}
+
+// MARK: - Properties that hold plain GObjects
+
+extension Object {
+  /// Writes property `property` of the object that property `holder` of this one holds: a
+  /// plain GObject with no element of its own, such as `rtpsession`'s `internal-session`.
+  ///
+  /// The corresponding C functions are `g_object_get` and `g_object_set_property`.
+  /// - Throws: ``GStreamerError/noSuchProperty(element:property:)`` when either property is
+  ///   missing or `holder` holds nothing, and
+  ///   ``GStreamerError/propertyTypeMismatch(element:property:expected:given:)`` for a value of
+  ///   the wrong type.
+  public func set(_ property: String, ofObjectIn holder: String, to value: some ValueConvertible)
+    throws(GStreamerError)
+  {
+    try withObject(in: holder, property: property) { object, spec throws(GStreamerError) in
+      var gvalue = GValue()
+      defer { g_value_unset(&gvalue) }
+      let value = value.value
+      do {
+        try value.write(into: &gvalue, as: spec.pointee.value_type)
+      } catch {
+        throw .propertyTypeMismatch(
+          element: "\(name).\(holder)", property: property, expected: gTypeName(spec.pointee.value_type),
+          given: value.kindName)
+      }
+      g_object_set_property(object, property, &gvalue)
+    }
+  }
+
+  /// Reads property `property` of the plain GObject that property `holder` of this one holds,
+  /// such as `rtpsession`'s `internal-session`'s `internal-ssrc`.
+  ///
+  /// The corresponding C functions are `g_object_get` and `g_object_get_property`.
+  /// - Throws: ``GStreamerError/noSuchProperty(element:property:)`` when either property is
+  ///   missing or `holder` holds nothing.
+  public func property(_ property: String, ofObjectIn holder: String) throws(GStreamerError) -> Value {
+    try withObject(in: holder, property: property) { object, spec in
+      var gvalue = GValue()
+      g_value_init(&gvalue, spec.pointee.value_type)
+      defer { g_value_unset(&gvalue) }
+      g_object_get_property(object, property, &gvalue)
+      return Value(reading: &gvalue)
+    }
+  }
+
+  /// Calls `body` with the object property `holder` holds and the spec of its `property`.
+  private func withObject<T>(
+    in holder: String, property: String,
+    _ body: (UnsafeMutablePointer<GObject>, UnsafeMutablePointer<GParamSpec>) throws(GStreamerError) -> T
+  ) throws(GStreamerError) -> T {
+    guard let holderSpec = cgst_find_property(rawPointer, holder),
+      g_type_is_a(holderSpec.pointee.value_type, cgst_type_object()) != 0
+    else { throw .noSuchProperty(element: name, property: holder) }
+    var held = GValue()
+    g_value_init(&held, holderSpec.pointee.value_type)
+    defer { g_value_unset(&held) }
+    g_object_get_property(objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, holder, &held)
+    guard let object = g_value_get_object(&held), let spec = cgst_find_property(object, property) else {
+      throw .noSuchProperty(element: "\(name).\(holder)", property: property)
+    }
+    return try body(object.assumingMemoryBound(to: GObject.self), spec)
+  }
+
+  /// Sets `property` to the object that property `source` of `other` holds: to share a plain
+  /// GObject between elements, such as `rtpstorage`'s `internal-storage` with `rtpulpfecdec`'s
+  /// `storage`.
+  ///
+  /// The corresponding C functions are `g_object_get_property` and `g_object_set_property`.
+  /// - Throws: ``GStreamerError/noSuchProperty(element:property:)`` when either property is
+  ///   missing, and ``GStreamerError/propertyTypeMismatch(element:property:expected:given:)``
+  ///   when the object held is not of the type `property` takes.
+  public func set(_ property: String, toObjectIn source: String, of other: Object) throws(GStreamerError) {
+    let spec = try propertySpec(property)
+    guard let sourceSpec = cgst_find_property(other.rawPointer, source) else {
+      throw .noSuchProperty(element: other.name, property: source)
+    }
+    guard g_type_is_a(sourceSpec.pointee.value_type, spec.pointee.value_type) != 0 else {
+      throw .propertyTypeMismatch(
+        element: name, property: property, expected: gTypeName(spec.pointee.value_type),
+        given: gTypeName(sourceSpec.pointee.value_type))
+    }
+    var gvalue = GValue()
+    g_value_init(&gvalue, sourceSpec.pointee.value_type)
+    defer { g_value_unset(&gvalue) }
+    g_object_get_property(other.objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, source, &gvalue)
+    try checkWritable(spec, property)
+    g_object_set_property(objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, property, &gvalue)
   }
 }

@@ -224,3 +224,38 @@ public struct RTCPSenderInfo: Sendable, Hashable {
     return seconds << 32 + (UInt64(now.tv_nsec) << 32) / 1_000_000_000
   }
 }
+
+/// RTCP feedback packets (RFC 4585) a receiver sends when it needs something now: each is a
+/// compound packet of an empty receiver report and the feedback message, as RFC 3550 wants a
+/// compound packet to start with a report.
+public enum RTCPFeedback {
+  /// A generic NACK (RTPFB, FMT 1): the packets `sequenceNumbers` of `media` are missing. Nearby
+  /// numbers share one entry (a first number and a bitmask of the 16 after it).
+  public static func nack(from sender: UInt32, media: UInt32, sequenceNumbers: [UInt16]) -> [UInt8] {
+    var entries: [(first: UInt16, mask: UInt16)] = []
+    for number in sequenceNumbers.sorted() {
+      if let last = entries.last, number &- last.first >= 1, number &- last.first <= 16 {
+        entries[entries.count - 1].mask |= 1 << (number &- last.first &- 1)
+      } else if entries.last?.first != number {
+        entries.append((number, 0))
+      }
+    }
+    var packet = emptyReport(from: sender)
+    packet += [0x81, 205] + be16(UInt16(2 + entries.count)) + be32(sender) + be32(media)
+    for entry in entries { packet += be16(entry.first) + be16(entry.mask) }
+    return packet
+  }
+
+  /// A picture loss indication (PSFB, FMT 1): `media` should send a keyframe.
+  public static func pictureLoss(from sender: UInt32, media: UInt32) -> [UInt8] {
+    emptyReport(from: sender) + [0x81, 206] + be16(2) + be32(sender) + be32(media)
+  }
+
+  /// A receiver report with no report block.
+  private static func emptyReport(from sender: UInt32) -> [UInt8] { [0x80, 201] + be16(1) + be32(sender) }
+
+  private static func be16(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+  private static func be32(_ value: UInt32) -> [UInt8] {
+    [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+  }
+}

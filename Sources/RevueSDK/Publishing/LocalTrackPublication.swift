@@ -30,6 +30,14 @@ public final class LocalTrackPublication: Sendable {
     public var jitter: Duration?
     /// The round-trip time from the latest receiver report that answered a sender report.
     public var roundTripTime: Duration?
+    /// Packets sent again because a receiver reported them missing (RTCP NACK); nil when the
+    /// publication does not retransmit (``LossRecovery/nack`` off, and for audio).
+    public var packetsRetransmitted: Int?
+    /// Keyframes receivers asked for (RTCP PLI or FIR) since the start.
+    public var keyframeRequests: Int
+    /// Of those, the requests the encoder was asked to answer: requests closer than 250 ms to
+    /// the last one answered are dropped, since the keyframe on its way answers them too.
+    public var keyframeRequestsHonoured: Int
     /// The bitrate the congestion controller has the encoder aim at now, in bits per second,
     /// from the receiver reports (docs/congestion-control.md): at most the layer's
     /// ``VideoEncoding/maxBitrate``, where it starts. Added up over the layers in the
@@ -97,8 +105,8 @@ public final class LocalTrackPublication: Sendable {
   /// Publishes `layers` of a video track, the first at `port`, each next one two ports up;
   /// with `adaptiveBitrate`, each layer's bitrate follows its receiver reports.
   init(
-    video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], host: String, port: Int,
-    adaptiveBitrate: Bool = true
+    video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], recovery: LossRecovery = .nack,
+    host: String, port: Int, adaptiveBitrate: Bool = true
   ) throws(RevueError) {
     sid = Self.newSID()
     self.track = track
@@ -112,7 +120,7 @@ public final class LocalTrackPublication: Sendable {
     let relay = Relay<LocalTrackPublication>()
     sender = try RTPSender(
       name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
-      countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
+      recovery: recovery, countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
     relay.target = self
     track.attach(sender)
   }
@@ -216,10 +224,13 @@ public final class LocalTrackPublication: Sendable {
   /// full-size stream's, packets, bytes, bitrate and target bitrate are added up over every
   /// stream, and the RTCP fields and the target's reason are the full-size stream's.
   public var statistics: Statistics {
-    let all = sender.streams.map(\.statistics)
+    let all = sender.streams.indices.map(sender.statistics)
     var total = all[0]
     total.packetsSent = all.map(\.packetsSent).reduce(0, +)
     total.bytesSent = all.map(\.bytesSent).reduce(0, +)
+    total.packetsRetransmitted = all[0].packetsRetransmitted.map { _ in
+      all.compactMap(\.packetsRetransmitted).reduce(0, +)
+    }
     total.bytesCopiedToEncoder =
       all.allSatisfy { $0.bytesCopiedToEncoder != nil }
       ? all.compactMap(\.bytesCopiedToEncoder).reduce(0, +) : nil
@@ -237,7 +248,7 @@ public final class LocalTrackPublication: Sendable {
   /// read of this layer's statistics.
   public func statistics(layer: Int) -> Statistics? {
     guard sender.streams.indices.contains(layer) else { return nil }
-    var statistics = statistics(sender.streams[layer].statistics, key: layer)
+    var statistics = statistics(sender.statistics(layer), key: layer)
     if let state = sender.streams[layer].adaptation?.state {
       statistics.targetBitrate = state.target
       statistics.targetBitrateReason = state.reason
@@ -273,7 +284,9 @@ public final class LocalTrackPublication: Sendable {
       fractionLost: counters.report?.fractionLost,
       packetsLost: counters.report.map { Int($0.packetsLost) },
       jitter: counters.report.map { .microseconds(Int64($0.jitter) * 1_000_000 / 90_000) },
-      roundTripTime: counters.roundTrip)
+      roundTripTime: counters.roundTrip, packetsRetransmitted: counters.packetsRetransmitted,
+      keyframeRequests: counters.keyframeRequests.received,
+      keyframeRequestsHonoured: counters.keyframeRequests.honoured)
   }
 
   /// Stops sending.
@@ -298,12 +311,21 @@ public final class LocalTrackPublication: Sendable {
       switch media {
       case .video(let codec, let layers):
         let layer = layers[index]
+        let recovery = sender.recovery
+        let rtx = LossRecovery.rtxPayloadType
+        let fec = LossRecovery.fecPayloadType
+        let types =
+          [payloadType] + (recovery.contains(.nack) ? [rtx] : []) + (recovery.contains(.fec) ? [fec] : [])
         lines = [
-          "m=video \(stream.port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
-          "a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir",
-          "a=framerate:\(layer.encoding.maxFps)",
+          "m=video \(stream.port) RTP/AVPF \(types.map(String.init).joined(separator: " "))",
+          "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
         ]
-        if codec == .h264 { lines.insert("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f", at: 2) }
+        if codec == .h264 { lines.append("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f") }
+        if recovery.contains(.nack) { lines.append("a=rtcp-fb:\(payloadType) nack") }
+        lines += ["a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir"]
+        if recovery.contains(.nack) { lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(payloadType)"] }
+        if recovery.contains(.fec) { lines.append("a=rtpmap:\(fec) ulpfec/90000") }
+        lines.append("a=framerate:\(layer.encoding.maxFps)")
         if layers.count > 1 {
           lines += [
             "a=content:\(index == 0 ? "main" : "alt")",
@@ -316,7 +338,11 @@ public final class LocalTrackPublication: Sendable {
           "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
         ]
       }
-      lines += ["a=rtcp:\(stream.port + 1)", "a=ssrc:\(stream.ssrc) cname:\(Self.cname)", "a=sendonly"]
+      lines += ["a=rtcp:\(stream.port + 1)", "a=ssrc:\(stream.ssrc) cname:\(Self.cname)"]
+      if sender.recovery.contains(.nack) {
+        lines += ["a=ssrc:\(stream.rtxSSRC) cname:\(Self.cname)", "a=ssrc-group:FID \(stream.ssrc) \(stream.rtxSSRC)"]
+      }
+      lines.append("a=sendonly")
       return lines.joined(separator: "\r\n")
     }
   }

@@ -188,6 +188,9 @@ public struct VideoPublishOptions: Sendable, Hashable {
   public var preferredCodec: VideoCodec
   /// The column of seed 002's table the default encoding comes from.
   public var bitrateMode: BitrateMode
+  /// How lost packets are recovered: retransmission (NACK and RTX) by default; add ``LossRecovery/fec``
+  /// for links whose round trip is long, or pass `[]` to send as plain RTP tools do.
+  public var lossRecovery: LossRecovery
   /// Whether each stream's bitrate follows the path (congestion control): on by default. The
   /// sender reads the receiver's RTCP reports (loss, round-trip time) and lowers the encoder's
   /// bitrate when the path is congested, halving the frame rate when the bitrate falls very low
@@ -197,12 +200,13 @@ public struct VideoPublishOptions: Sendable, Hashable {
   public var adaptiveBitrate: Bool
 
   /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size,
-  /// adaptive bitrate on.
+  /// retransmission of lost packets, adaptive bitrate on.
   public init(
     encoding: VideoEncoding? = nil, simulcast: Bool = false, simulcastLayers: [VideoParameters] = [],
     maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced,
-    adaptiveBitrate: Bool = true
+    lossRecovery: LossRecovery = .nack, adaptiveBitrate: Bool = true
   ) {
+    self.lossRecovery = lossRecovery
     self.encoding = encoding
     self.simulcast = simulcast
     self.simulcastLayers = simulcastLayers

@@ -35,6 +35,18 @@ final class RTPSender: Sendable {
     var report: RTCPReportBlock?
     /// The round-trip time that report gave.
     var roundTrip: Duration?
+    /// Keyframe requests (RTCP PLI or FIR) the receivers sent.
+    var keyframeRequests = KeyframeRequests()
+    /// Packets sent again at a receiver's request (RTX), when the stream retransmits.
+    var packetsRetransmitted: Int?
+  }
+
+  /// Keyframe requests (RTCP PLI or FIR) from receivers.
+  struct KeyframeRequests: Sendable, Hashable {
+    /// Requests that came.
+    var received = 0
+    /// Requests passed to the encoder (the others came too soon after the last one).
+    var honoured = 0
   }
 
   /// One RTP stream of the sender: a layer of a simulcast publication, or its only stream.
@@ -43,6 +55,8 @@ final class RTPSender: Sendable {
     /// appended (they are the payloader's).
     var chain: String
     let ssrc = UInt32.random(in: 1..<UInt32.max)
+    /// The SSRC of the stream's retransmissions (RFC 4588), when it retransmits.
+    let rtxSSRC = UInt32.random(in: 1..<UInt32.max)
     /// The destination's RTP port; RTCP goes to the next one.
     var port: Int
     /// The local port RTCP is sent from and received on, once bound.
@@ -61,6 +75,8 @@ final class RTPSender: Sendable {
   /// What is sent, for messages: `vp8`, `h264`, `opus`.
   let name: String
   let payloadType: Int
+  /// How the streams recover lost packets.
+  let recovery: LossRecovery
   /// The streams, in the order they were given (the full-size layer first).
   let streams: [Stream]
   let pipeline: MediaPipeline
@@ -85,10 +101,11 @@ final class RTPSender: Sendable {
   /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
   init(
     name: String, streams: [Stream], payloadType: Int, host: String, frameRate: Int? = nil,
-    countsCopies: Bool = false, onFault: @escaping @Sendable (MediaFault) -> Void
+    recovery: LossRecovery = [], countsCopies: Bool = false, onFault: @escaping @Sendable (MediaFault) -> Void
   ) throws(RevueError) {
     precondition(!streams.isEmpty, "a sender sends at least one stream")
     self.name = name
+    self.recovery = recovery
     self.frameRate = frameRate
     self.payloadType = payloadType
     let sent = countsCopies ? Locked<[Int]>([]) : nil
@@ -118,8 +135,8 @@ final class RTPSender: Sendable {
       }
       for index in streams.indices {
         streams[index].rtcpPort = try Self.addSession(
-          index, streams[index], payloadType: payloadType, host: host, from: split, to: rtpbin,
-          in: pipeline.pipeline, reports: reports, sent: sent)
+          index, streams[index], payloadType: payloadType, recovery: recovery, host: host, from: split,
+          to: rtpbin, in: pipeline.pipeline, reports: reports, sent: sent)
       }
       // Sender reports every half second, not RFC 3550's five: a receiver lines audio and video
       // up, and learns the latency, from the first second on, and the round-trip times that
@@ -139,7 +156,8 @@ final class RTPSender: Sendable {
     baseTime = pipeline.pipeline.baseTime
   }
 
-  /// The least time between two RTCP reports of a stream, in nanoseconds.
+  /// The least time between two RTCP reports of a stream, in nanoseconds, the sender's and the
+  /// receiver's (``RTPReceiver``): congestion control reads every receiver report.
   static let reportInterval = 500_000_000
 
   /// Frames queued before a stream's encoder at most; a frame beyond drops the oldest.
@@ -148,11 +166,13 @@ final class RTPSender: Sendable {
   /// Adds session `index` of `rtpbin`: the stream's chain from `split`, its RTP and RTCP
   /// sockets. Returns the local RTCP port.
   private static func addSession(
-    _ index: Int, _ stream: Stream, payloadType: Int, host: String, from split: Element, to rtpbin: Bin,
-    in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
+    _ index: Int, _ stream: Stream, payloadType: Int, recovery: LossRecovery, host: String, from split: Element,
+    to rtpbin: Bin, in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
   ) throws -> Int {
     let queue = split is AppSrc ? "" : "queue max-size-buffers=\(queuedFrames) leaky=downstream ! "
-    let chain = try Bin(parsing: "\(queue)\(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=1200")
+    let chain = try Bin(
+      parsing: "\(queue)\(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=\(mtu) name=payloader"
+        + recovery.senderChain(payloadType: payloadType, ssrc: stream.ssrc, rtxSSRC: stream.rtxSSRC, index: index))
     let rtpOut = try udpSink(name: "rtpout\(index)", host: host, port: stream.port)
     let rtcpOut = try udpSink(name: "rtcpout\(index)", host: host, port: stream.port + 1)
     let rtcpIn = try Element.make("udpsrc", name: "rtcpin\(index)")
@@ -164,13 +184,45 @@ final class RTPSender: Sendable {
     try rtpbin.staticPad("send_rtp_src_\(index)")!.link(rtpOut.staticPad("sink")!)
     try rtpbin.requestPad("send_rtcp_src_\(index)").link(rtcpOut.staticPad("sink")!)
     try rtcpIn.staticPad("src")!.link(try rtpbin.requestPad("recv_rtcp_sink_\(index)"))
-    // RTCP in and out on one socket: bind it first, then share it.
+    // RTP out, RTCP in and RTCP out on one socket: bind it first, then share it. A receiver
+    // then knows where to send feedback from the first packet, before the first report.
     try rtcpIn.setState(.ready)
     try rtcpIn.shareSocket(with: rtcpOut)
+    try rtcpIn.shareSocket(with: rtpOut)
     count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpIn, sent: sent) {
       reports.send(index)
     }
+    limitKeyframeRequests(on: chain.element(named: "payloader"), counters: stream.counters)
     return (try? rtcpIn.get("port", as: Int.self)) ?? 0
+  }
+
+  /// The largest RTP packet sent, in bytes: room for SRTP and tunnel headers on a 1500-byte path.
+  static let mtu = 1200
+
+  /// The least time between two keyframes made at a receiver's request: a receiver that lost
+  /// a keyframe asks again, and several receivers ask at once, but each keyframe costs several
+  /// frames' worth of bits, so requests within this time of the last one honoured are dropped.
+  static let keyframeRequestInterval = Duration.milliseconds(250)
+
+  /// Passes keyframe requests (rtpsession turns RTCP PLI and FIR into `GstForceKeyUnit` events
+  /// upstream) from the payloader to the encoder at most once every ``keyframeRequestInterval``.
+  private static func limitKeyframeRequests(on payloader: Element?, counters: Locked<Counters>) {
+    let last = Mutex<ContinuousClock.Instant?>(nil)
+    payloader?.staticPad("src")?.addProbe(.eventUpstream) { _, info in
+      guard info.event?.structure?.name == "GstForceKeyUnit" else { return .ok }
+      let now = ContinuousClock.now
+      let honoured = last.withLock { last in
+        if let previous = last, now - previous < keyframeRequestInterval { return false }
+        last = now
+        return true
+      }
+      counters.value.withLock { counters in
+        counters.keyframeRequests.received += 1
+        if honoured { counters.keyframeRequests.honoured += 1 }
+      }
+      if !honoured { RevueLog.log(.debug, "Publication", "keyframe request dropped: one was honoured just before") }
+      return honoured ? .ok : .drop
+    }
   }
 
   /// Counts what a stream encodes and sends, and keeps the receiver reports on it (handing
@@ -264,6 +316,16 @@ final class RTPSender: Sendable {
     } catch {
       RevueLog.log(.debug, "Publication", "buffer dropped: the \(name) sender refused it (\(error))")
     }
+  }
+
+  /// The counters of stream `index` now.
+  func statistics(_ index: Int) -> Counters {
+    var counters = streams[index].statistics
+    if recovery.contains(.nack) {
+      counters.packetsRetransmitted =
+        (try? pipeline.pipeline.element(named: "rtx\(index)")?.get("num-rtx-packets", as: UInt.self)).map { Int($0) }
+    }
+    return counters
   }
 
   /// Stops sending.

@@ -41,22 +41,27 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   let receiver: RTPReceiver
   private let last = Mutex<PixelBuffer?>(nil)
 
-  /// Receives `codec` on `port` of `address`; `syncMeter` looks for the sync signal's flashes.
-  init(name: String, codec: VideoCodec, address: String, port: Int, latency: Int, syncMeter: SyncMeter? = nil)
-    throws(RevueError)
-  {
+  /// Receives `codec` on `port` of `address`, recovering lost packets as `recovery` says;
+  /// `syncMeter` looks for the sync signal's flashes.
+  init(
+    name: String, codec: VideoCodec, address: String, port: Int, latency: Int, recovery: LossRecovery = .nack,
+    syncMeter: SyncMeter? = nil
+  ) throws(RevueError) {
     self.codec = codec
+    // After a loss the depayloader asks for a keyframe (RTCP PLI) and passes nothing on until it
+    // comes, so that a decoder never shows a picture built on a missing packet.
+    let depay = "request-keyframe=true wait-for-keyframe=true"
     let decode =
       switch codec {
-      case .vp8: "rtpvp8depay ! vp8dec name=decoder"
-      case .h264: "rtph264depay ! h264parse ! avdec_h264 name=decoder"
+      case .vp8: "rtpvp8depay \(depay) ! vp8dec name=decoder"
+      case .h264: "rtph264depay \(depay) ! h264parse ! avdec_h264 name=decoder"
       }
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 90_000, payloadType: 96,
       caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
         + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
-      decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency
+      decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery
     ) { sample, captured in
       guard let frame = relay.target?.deliver(sample), let syncMeter, let captured else { return }
       syncMeter.video(frame, captured: captured)
@@ -177,10 +182,18 @@ public final class RemoteParticipant: Sendable {
 }
 
 /// The receive pipeline of one stream:
-/// `udpsrc ! rtpsession ! rtpjitterbuffer ! depayloader ! decoder ! appsink`, with RTCP in on the
-/// next port and receiver reports back to where the sender reports come from. A sender that
-/// restarts (new SSRC, new sequence numbers) is followed; garbage packets are counted and dropped;
-/// a decoder that cannot go on asks for a keyframe (RTCP PLI).
+/// `udpsrc ! rtpsession ! [rtpstorage] ! [rtprtxreceive] ! rtpjitterbuffer ! [rtpulpfecdec] !
+/// depayloader ! decoder ! appsink`, with RTCP in on the next port and receiver reports back to
+/// where the sender reports come from. A sender that restarts (new SSRC, new sequence numbers)
+/// is followed; garbage packets are counted and dropped; a decoder that cannot go on asks for a
+/// keyframe (RTCP PLI).
+///
+/// Loss recovery (``LossRecovery``): with NACK the jitter buffer asks for a missing packet
+/// (rtpsession sends the RTCP NACK) and `rtprtxreceive` turns the sender's retransmissions back
+/// into the packets they carry; with FEC `rtpstorage` keeps the packets that came and
+/// `rtpulpfecdec` rebuilds a lost one from them when the jitter buffer gives up on it. The jitter
+/// buffer passes packets on as soon as they are in order, so its latency costs nothing while
+/// nothing is lost: it is how long a missing packet is waited for.
 final class RTPReceiver: Sendable {
   struct Counters: Sendable {
     var frames = 0
@@ -188,7 +201,24 @@ final class RTPReceiver: Sendable {
     var bytes = 0
     var invalid = 0
     var cname: String?
-    var senderAddress: String?
+    /// Where feedback goes: where the sender's RTCP comes from or, until its first report,
+    /// where its media comes from (Revue's senders send both from one socket).
+    var senderAddress: (host: String, port: Int)?
+    /// The SSRC of the latest media packet (not a retransmission) at the socket.
+    var mediaSSRC: UInt32?
+
+    /// Notes a media packet at the socket. Returns whether its source address should become
+    /// where feedback goes: when no report gave one yet, for the first packet and for the first
+    /// of a new sender (a new SSRC), whose reports come later.
+    mutating func learnFromMedia(ssrc: UInt32, payloadType: Int, of mediaType: Int) -> Bool {
+      guard payloadType == mediaType else { return false }
+      defer { mediaSSRC = ssrc }
+      guard let previous = mediaSSRC else { return senderAddress == nil }
+      return previous != ssrc
+    }
+    /// Sequence numbers asked for again (RTCP NACK), and keyframes asked for (RTCP PLI).
+    var nacks = 0
+    var pictureLosses = 0
     var read = (bytes: 0, time: ContinuousClock.now)
     /// The latest sender report: the sender's wall-clock time of an RTP timestamp.
     var senderReport: RTCPSenderInfo?
@@ -246,15 +276,24 @@ final class RTPReceiver: Sendable {
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
     address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
-    deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
+    recovery: LossRecovery = [], deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
     let status = StreamStatus(name: "the receiver on port \(port)")
     self.status = status
+    let nack = recovery.contains(.nack)
+    let fec = recovery.contains(.fec)
+    let beforeJitter =
+      (fec ? "rtpstorage name=storage size-time=\(UInt64(latency + 100) * 1_000_000) ! " : "")
+      + (nack
+        ? "rtprtxreceive name=rtx payload-type-map=\"application/x-rtp-pt-map,\(payloadType)=(uint)\(LossRecovery.rtxPayloadType)\" ! "
+        : "")
+    let afterJitter = fec ? "rtpulpfecdec name=fec pt=\(LossRecovery.fecPayloadType) ! " : ""
     let description = """
       udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
-      ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(Self.reportInterval) \
-      session.recv_rtp_src ! rtpjitterbuffer name=jitter latency=\(latency) ! \(decode) \
+      ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(RTPSender.reportInterval) \
+      session.recv_rtp_src ! \(beforeJitter)rtpjitterbuffer name=jitter latency=\(latency) \
+      do-retransmission=\(nack) do-lost=true faststart-min-packets=1 max-misorder-time=\(Self.misorderMilliseconds) max-dropout-time=\(Self.dropoutMilliseconds) ! \(afterJitter)\(decode) \
       ! appsink name=sink sync=false enable-last-sample=false \
       udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
       session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
@@ -262,32 +301,48 @@ final class RTPReceiver: Sendable {
     do {
       pipeline = try MediaPipeline(parsing: description) { status.report($0) }
       jitterBuffer = try pipeline.pipeline.element(named: "jitter", as: Element.self)
+      let session = try pipeline.pipeline.element(named: "session", as: Element.self)
       let rtcpIn = try pipeline.pipeline.element(named: "rtcpin", as: Element.self)
       try pipeline.pipeline.element(named: "rtpin", as: Element.self).setState(.ready)
       try rtcpIn.setState(.ready)
       try rtcpIn.shareSocket(with: try pipeline.pipeline.element(named: "rtcpout", as: Element.self))
       try? pipeline.pipeline.element(named: "decoder")?.set("automatic-request-sync-points", true)
+      if let storage = pipeline.pipeline.element(named: "storage"), let fec = pipeline.pipeline.element(named: "fec") {
+        try fec.set("storage", toObjectIn: "internal-storage", of: storage)
+      }
+      Self.sendFeedbackAtOnce(from: session, through: rtcpIn, counters: counters)
     } catch {
       throw RevueError(
         .invalidInput, "cannot receive on \(address):\(port)-\(port + 1) (is the port in use?)", underlying: error)
     }
     let counters = self.counters
     let identities = self.identities
+    let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
+    /// Receiver reports and feedback go back to where the sender's reports come from
+    /// (symmetric RTCP).
+    let sendFeedback = { @Sendable (sender: (host: String, port: Int)) in
+      try? rtcpOut?.set("host", sender.host)
+      try? rtcpOut?.set("port", sender.port)
+    }
     pipeline.pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
-      let valid = buffer.isValidRTP
-      counters.value.withLock { counters in
-        if valid {
-          counters.packets += 1
-          counters.bytes += buffer.size
-        } else {
+      let header = buffer.rtpHeader
+      let learns = counters.value.withLock { counters -> Bool in
+        guard let header else {
           counters.invalid += 1
+          return false
         }
+        counters.packets += 1
+        counters.bytes += buffer.size
+        return counters.learnFromMedia(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType)
       }
-      if !valid { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
-      return valid ? .ok : .drop
+      if learns, let sender = buffer.senderAddress {
+        counters.value.withLock { $0.senderAddress = sender }
+        sendFeedback(sender)
+      }
+      if header == nil { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
+      return header == nil ? .drop : .ok
     }
-    let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
     pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
       let name = buffer.rtcpCNames.values.first
@@ -297,16 +352,12 @@ final class RTPReceiver: Sendable {
         if let report { counters.senderReport = report }
         let renamed = name != nil && name != counters.cname
         if let name { counters.cname = name }
-        guard let sender, counters.senderAddress != "\(sender.host):\(sender.port)" else { return (false, renamed) }
-        counters.senderAddress = "\(sender.host):\(sender.port)"
+        guard let sender, counters.senderAddress.map({ $0 != sender }) ?? true else { return (false, renamed) }
+        counters.senderAddress = sender
         return (true, renamed)
       }
       if renamed, let name { identities.send(name) }
-      // Receiver reports go back to where the sender's reports come from (symmetric RTCP).
-      if moved, let sender, let rtcpOut {
-        try? rtcpOut.set("host", sender.host)
-        try? rtcpOut.set("port", sender.port)
-      }
+      if moved, let sender { sendFeedback(sender) }
       return .ok
     }
     do {
@@ -316,16 +367,22 @@ final class RTPReceiver: Sendable {
         counters.value.withLock { $0.arrived(pts: pts, rtp: header.timestamp, ssrc: header.ssrc) }
         return .ok
       }
-      // A decoder that cannot go on asks for a keyframe upstream; rtpsession turns the request
-      // into an RTCP PLI or FIR once it names the stream (rtpbin's demuxers would add that).
+      // A decoder that cannot go on asks for a keyframe upstream, and the jitter buffer for a
+      // missing packet; rtpsession turns them into an RTCP PLI or NACK once they name the
+      // stream, which the jitter buffer does not know without rtpbin's demuxers.
       jitterBuffer.staticPad("sink")?.addProbe(.eventUpstream) { _, info in
-        guard var request = info.event?.structure, request.name == "GstForceKeyUnit", !request.hasField("ssrc"),
-          let ssrc = counters.value.withLock({ $0.ssrc })
-        else { return .ok }
+        guard var request = info.event?.structure, let ssrc = counters.value.withLock({ $0.ssrc }) else { return .ok }
+        switch request.name {
+        case "GstForceKeyUnit" where !request.hasField("ssrc"):
+          try? request.set("payload", UInt32(payloadType))
+          RevueLog.log(.debug, "Receiver", "the decoder cannot go on: asking the sender for a keyframe")
+        case "GstRTPRetransmissionRequest" where request.get("ssrc", as: UInt.self).map({ $0 == UInt32.max }) ?? true:
+          break
+        default:
+          return .ok
+        }
         try? request.set("ssrc", ssrc)
-        try? request.set("payload", UInt32(payloadType))
         info.event = .customUpstream(request)
-        RevueLog.log(.debug, "Receiver", "the decoder cannot go on: asking the sender for a keyframe")
         return .ok
       }
       sink.setCallbacks(newSample: { sample in
@@ -339,10 +396,45 @@ final class RTPReceiver: Sendable {
     }
   }
 
-  /// The least time between two receiver reports, in nanoseconds: half a second, as the
-  /// sender's reports, not rtpsession's five seconds, so that the sender's congestion control
-  /// hears of loss and of a queue building within a second (docs/congestion-control.md).
-  static let reportInterval = 500_000_000
+  /// How far back, in time, a packet may come and still be taken as late rather than as the
+  /// start of a new stream: a sender that restarts picks new sequence numbers at random, and
+  /// with rtpjitterbuffer's 2 s the new stream waited up to that long, taken for old packets.
+  static let misorderMilliseconds = 500
+  /// How far ahead a packet may jump and still be taken as following a loss rather than as
+  /// the start of a new stream (rtpjitterbuffer's default, a minute, waited for a restarted
+  /// sender whose numbers came a little ahead).
+  static let dropoutMilliseconds = 2_000
+
+  /// Sends the jitter buffer's requests for a missing packet (RTCP NACK) and the depayloader's
+  /// and decoder's for a keyframe (RTCP PLI) at once, from the RTCP socket to the sender's RTCP
+  /// address. rtpsession would send them with its next report, and RFC 4585's early-feedback
+  /// rule lets it send one early report per report interval (half a second here): a lost packet would
+  /// wait for its NACK longer than the jitter buffer waits for the packet. A request that comes
+  /// before the first sender report, whose address is not known yet, is left to rtpsession.
+  private static func sendFeedbackAtOnce(from session: Element, through socket: Element, counters: Locked<Counters>) {
+    session.staticPad("recv_rtp_src")?.addProbe(.eventUpstream) { _, info in
+      guard let request = info.event?.structure,
+        request.name == "GstRTPRetransmissionRequest" || request.name == "GstForceKeyUnit",
+        let media = request.get("ssrc", as: UInt.self).flatMap(UInt32.init(exactly:)),
+        let sender = counters.value.withLock({ $0.senderAddress }),
+        case .uint(let own)? = try? session.property("internal-ssrc", ofObjectIn: "internal-session"),
+        let own = UInt32(exactly: own)
+      else { return .ok }
+      let packet: [UInt8]
+      if request.name == "GstForceKeyUnit" {
+        packet = RTCPFeedback.pictureLoss(from: own, media: media)
+      } else if let number = request.get("seqnum", as: UInt.self).flatMap(UInt16.init(exactly:)) {
+        packet = RTCPFeedback.nack(from: own, media: media, sequenceNumbers: [number])
+      } else {
+        return .ok
+      }
+      guard socket.sendDatagram(packet, to: sender.host, port: sender.port) else { return .ok }
+      counters.value.withLock { counters in
+        if request.name == "GstForceKeyUnit" { counters.pictureLosses += 1 } else { counters.nacks += 1 }
+      }
+      return .drop
+    }
+  }
 
   func stop() {
     pipeline.stop()

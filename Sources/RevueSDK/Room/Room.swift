@@ -58,15 +58,31 @@ public final class Room: Sendable {
     return lines.joined(separator: "\r\n") + "\r\n"
   }
 
+  /// How long, in milliseconds, a video receiver waits for a missing packet (the jitter buffer's
+  /// latency) by default: long enough for two or three retransmissions on a path with a round
+  /// trip up to 80 ms. Packets that come in order are passed on at once, so it costs no delay
+  /// while nothing is lost.
+  public static let defaultLatency = 200
+
+  /// How long an audio receiver waits for a missing packet at most, in milliseconds: audio is not
+  /// retransmitted (Opus carries its own redundancy), so waiting longer only delays the sound
+  /// after a loss.
+  static let audioLatency = 50
+
   /// Receives a stream on `rtp://ADDRESS:PORT` (RTP on PORT, RTCP on PORT + 1); each sender
   /// becomes a ``RemoteParticipant``.
   /// - Parameters:
   ///   - codec: the stream's codec (`?codec=h264` in the URL also says it); VP8 by default.
-  ///   - latency: the jitter buffer's latency in milliseconds.
+  ///   - latency: how long a missing packet is waited for, in milliseconds (the jitter buffer's
+  ///     latency).
+  ///   - lossRecovery: how lost packets are recovered: NACK asks a sender that retransmits
+  ///     (RTX on payload type 97, as Revue's senders do); FEC decodes ULPFEC on payload type 122.
   /// - Returns: the participant of the stream.
   /// - Throws: ``RevueError`` for a malformed URL or a port that cannot be bound; nothing starts then.
   @discardableResult
-  public func listen(on url: URL, codec: VideoCodec? = nil, latency: Int = 50) async throws -> RemoteParticipant {
+  public func listen(
+    on url: URL, codec: VideoCodec? = nil, latency: Int = Room.defaultLatency, lossRecovery: LossRecovery = .nack
+  ) async throws -> RemoteParticipant {
     guard url.scheme == "rtp", let host = url.host, let port = url.port, port > 0, port < 65_535 else {
       throw RevueError(.invalidInput, "cannot listen on '\(url.absoluteString)': use rtp://ADDRESS:PORT")
     }
@@ -79,7 +95,8 @@ public final class Room: Sendable {
         return codec
       } ?? .vp8
     let address = try Self.resolve(host)
-    let track = try RemoteVideoTrack(name: "video", codec: chosen, address: address, port: port, latency: latency)
+    let track = try RemoteVideoTrack(
+      name: "video", codec: chosen, address: address, port: port, latency: latency, recovery: lossRecovery)
     let participant = RemoteParticipant(videoTrack: track, audioTrack: nil)
     remotes.withLock { $0["rtp:\(port)"] = participant }
     return participant
@@ -87,16 +104,22 @@ public final class Room: Sendable {
 
   /// Receives the streams an SDP describes (its `m=video` and `m=audio` sections: VP8, H.264
   /// and Opus), on `address`.
-  /// - Parameter measuresAVSync: whether the participant measures the lip sync of a stream
-  ///   that carries the sync test signal (``RemoteParticipant/avSyncMilliseconds``): it reads
-  ///   64 pixels of every frame and every audio sample.
+  /// - Parameters:
+  ///   - latency: how long a missing video packet is waited for, in milliseconds (audio waits
+  ///     50 ms at most).
+  ///   - lossRecovery: the loss recovery used, of what the SDP offers (`rtx` with `apt=96` on
+  ///     payload type 97 for NACK, `ulpfec` on 122 for FEC).
+  ///   - measuresAVSync: whether the participant measures the lip sync of a stream
+  ///     that carries the sync test signal (``RemoteParticipant/avSyncMilliseconds``): it reads
+  ///     64 pixels of every frame and every audio sample.
   /// - Returns: the participant whose tracks they are.
   /// - Throws: ``RevueError`` naming the SDP line that is malformed or unsupported, or a port
   ///   that cannot be bound; nothing is received then.
   @discardableResult
-  public func listen(sdp: String, on address: String = "0.0.0.0", latency: Int = 50, measuresAVSync: Bool = false)
-    async throws -> RemoteParticipant
-  {
+  public func listen(
+    sdp: String, on address: String = "0.0.0.0", latency: Int = Room.defaultLatency,
+    lossRecovery: LossRecovery = [.nack, .fec], measuresAVSync: Bool = false
+  ) async throws -> RemoteParticipant {
     let media = try SDPMedia.parse(sdp)
     let resolved = try Self.resolve(address)
     let meter = measuresAVSync ? SyncMeter() : nil
@@ -107,11 +130,13 @@ public final class Room: Sendable {
       case .video(let codec):
         guard video == nil else { continue }
         video = try RemoteVideoTrack(
-          name: "video", codec: codec, address: resolved, port: section.port, latency: latency, syncMeter: meter)
+          name: "video", codec: codec, address: resolved, port: section.port, latency: latency,
+          recovery: section.recovery.intersection(lossRecovery), syncMeter: meter)
       case .opus:
         guard audio == nil else { continue }
         audio = try RemoteAudioTrack(
-          name: "audio", address: resolved, port: section.port, latency: latency, syncMeter: meter)
+          name: "audio", address: resolved, port: section.port, latency: min(latency, Self.audioLatency),
+          syncMeter: meter)
       }
     }
     let participant = RemoteParticipant(videoTrack: video, audioTrack: audio, syncMeter: meter)
@@ -142,8 +167,8 @@ public final class Room: Sendable {
     let layers = options.layers(for: size)
     return try add(pairs: layers.count) { host, port throws(RevueError) in
       try LocalTrackPublication(
-        video: track, codec: options.preferredCodec, layers: layers, host: host, port: port,
-        adaptiveBitrate: options.adaptiveBitrate)
+        video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,
+        port: port, adaptiveBitrate: options.adaptiveBitrate)
     }
   }
 
@@ -219,11 +244,13 @@ struct SDPMedia: Sendable, Hashable {
 
   var kind: Kind
   var port: Int
+  /// The loss recovery the section offers: RTX for payload type 96 on 97, ULPFEC on 122.
+  var recovery: LossRecovery = []
 
   /// The sections of `sdp`, in order.
   /// - Throws: ``RevueError`` naming the line of a malformed media line or an unsupported codec.
   static func parse(_ sdp: String) throws(RevueError) -> [SDPMedia] {
-    var sections: [(media: String, port: Int, line: Int, codec: String?)] = []
+    var sections: [(media: String, port: Int, line: Int, codec: String?, recovery: LossRecovery)] = []
     for (index, raw) in sdp.split(whereSeparator: \.isNewline).enumerated() {
       let line = raw.trimmingCharacters(in: .whitespaces)
       if line.hasPrefix("m=") {
@@ -231,7 +258,11 @@ struct SDPMedia: Sendable, Hashable {
         guard fields.count >= 4, let port = Int(fields[1]), port > 0, port < 65_535 else {
           throw RevueError(.invalidInput, "SDP line \(index + 1): malformed media line '\(line)'")
         }
-        sections.append((String(fields[0]), port, index + 1, nil))
+        sections.append((String(fields[0]), port, index + 1, nil, []))
+      } else if line == "a=fmtp:\(LossRecovery.rtxPayloadType) apt=96", !sections.isEmpty {
+        sections[sections.count - 1].recovery.insert(.nack)
+      } else if line.lowercased() == "a=rtpmap:\(LossRecovery.fecPayloadType) ulpfec/90000", !sections.isEmpty {
+        sections[sections.count - 1].recovery.insert(.fec)
       } else if line.hasPrefix("a=rtpmap:"), !sections.isEmpty, sections[sections.count - 1].codec == nil {
         let name = line.split(separator: " ").dropFirst().first?.split(separator: "/").first.map(String.init)
         sections[sections.count - 1].codec = name?.uppercased()
@@ -241,8 +272,9 @@ struct SDPMedia: Sendable, Hashable {
     var media: [SDPMedia] = []
     for section in sections {
       switch (section.media, section.codec) {
-      case ("video", "VP8"?): media.append(SDPMedia(kind: .video(.vp8), port: section.port))
-      case ("video", "H264"?): media.append(SDPMedia(kind: .video(.h264), port: section.port))
+      case ("video", "VP8"?): media.append(SDPMedia(kind: .video(.vp8), port: section.port, recovery: section.recovery))
+      case ("video", "H264"?):
+        media.append(SDPMedia(kind: .video(.h264), port: section.port, recovery: section.recovery))
       case ("audio", "OPUS"?): media.append(SDPMedia(kind: .opus, port: section.port))
       default:
         throw RevueError(

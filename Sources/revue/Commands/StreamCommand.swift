@@ -16,11 +16,13 @@ enum RunLoopControl {
   static let pollInterval: UInt32 = 50_000  // µs
 
   /// Calls `status` once a second until `duration` seconds passed (forever when nil), Ctrl-C or
-  /// SIGTERM came, or `done` returns true. `done` and `status` run on the loop's thread.
+  /// SIGTERM came, or `done` returns true. `done` and `status` run on the loop's thread. A command
+  /// that says it is ready before it calls this passes a `stopped` flag made before it says so, so
+  /// that a Ctrl-C right after still ends the loop instead of the process.
   static func run(
-    duration: Int?, done: @escaping @Sendable () -> Bool = { false }, status: @escaping @Sendable () -> Void
+    duration: Int?, stopped: SignalFlag = SignalFlag(), done: @escaping @Sendable () -> Bool = { false },
+    status: @escaping @Sendable () -> Void
   ) async {
-    let stopped = SignalFlag()
     defer { stopped.cancel() }
     await onThread {
       let start = monotonicNanoseconds()

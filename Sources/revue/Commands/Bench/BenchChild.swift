@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RevueLab
 import RevueSDK
 import Synchronization
 
@@ -212,7 +213,7 @@ struct BenchChild {
     let start = ContinuousClock.now
     for index in 0..<frames {
       try await Task.sleep(until: start + .microseconds(33_333 * index), clock: .continuous)
-      FrameStamp.write(index, into: &pixels, width: stream.width)
+      FrameStamp.bench.write(index, into: &pixels, width: stream.width)
       let frame = try PixelBuffer(width: stream.width, height: stream.height, format: .i420, bytes: pixels)
       sent[index] = monotonicNanoseconds()
       capturer.capture(frame)
@@ -336,7 +337,8 @@ final class StampReader: VideoRenderer {
   /// Reads the frame's number.
   func render(pixelBuffer: PixelBuffer) {
     let now = monotonicNanoseconds()
-    guard let number = try? pixelBuffer.withPlane(0, { bytes, plane in FrameStamp.read(bytes, stride: plane.stride) })
+    guard
+      let number = try? pixelBuffer.withPlane(0, { bytes, plane in FrameStamp.bench.read(bytes, stride: plane.stride) })
     else { return }
     let isFirst = arrivals.withLock { arrivals in
       defer { if arrivals[number] == nil { arrivals[number] = now } }

@@ -1,4 +1,5 @@
 import Foundation
+import RevueLab
 import RevueSDK
 import Synchronization
 
@@ -244,7 +245,7 @@ extension BenchCommand {
         var frame = [UInt8](repeating: 0, count: size)
         while frame.withUnsafeMutableBytes({ readFully(descriptor, $0) }) {
           let now = monotonicNanoseconds()
-          let number = frame.withUnsafeBytes { FrameStamp.read($0, stride: stream.width) }
+          let number = frame.withUnsafeBytes { FrameStamp.bench.read($0, stride: stream.width) }
           if arrivals[number] == nil { arrivals[number] = now }
         }
         return arrivals
@@ -264,7 +265,7 @@ extension BenchCommand {
         let due = start + UInt64(index) * 33_333_333
         let now = monotonicNanoseconds()
         if due > now { usleep(UInt32((due - now) / 1000)) }
-        FrameStamp.write(index, into: &pixels, width: stream.width)
+        FrameStamp.bench.write(index, into: &pixels, width: stream.width)
         sent[index] = monotonicNanoseconds()
         guard pixels.withUnsafeBytes({ writeFully(input, $0) }) else { break }
       }

@@ -1,0 +1,113 @@
+import Foundation
+import RevueLab
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+/// A camera stream through a link of 30 ± 10 ms each way (``LinkEmulator``) that goes down, and
+/// whose receiver or sender restarts: both ends keep running, and the picture is back within a
+/// second, because the receiver asks for a keyframe (RTCP PLI) rather than waiting for the
+/// periodic one (every 2 s). These run alone: a keyframe asked for is a deadline.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct LinkRecoveryTests {
+  init() { TestEnvironment.prepare() }
+
+  /// 30 ± 10 ms.
+  static let wan = LinkConditions(delay: .milliseconds(30), jitter: .milliseconds(10))
+
+  /// The time from `start` to now, in milliseconds.
+  static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+    Double((ContinuousClock.now - start) / .microseconds(1)) / 1000
+  }
+
+  @Test(.wholeProcess) func aFiveSecondOutageEndsWithThePictureBackWithinASecond() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp()
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let renderer = FrameStream()
+      remote.videoTrack!.add(videoRenderer: renderer)
+      let link = try LinkEmulator(to: "127.0.0.1", port: port, forward: Self.wan, backward: Self.wan, seed: 5)
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: link.port, camera: devices[0], dimensions: .h360_169)
+      try await capturer.startCapture()
+      let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      _ = try await renderer.next("frames before the outage") { _ in renderer.count > 30 }
+
+      var restored = link.cut(for: .seconds(5)).makeAsyncIterator()
+      let back = try await withDeadline(10, "the link back") { await restored.next() }!
+      let before = renderer.count
+      _ = try await renderer.next("a frame after the outage", within: 5) { _ in renderer.count > before }
+      let recovery = Self.milliseconds(since: back)
+      print("outage of 5 s: the picture back \(recovery) ms after the link")
+      #expect(recovery < 1000, "the picture came back \(recovery) ms after the link")
+      #expect(publication.state == .running && remote.videoTrack!.state == .running)
+      #expect(publication.statistics.keyframeRequestsHonoured >= 1)
+
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+      link.stop()
+    }
+  }
+
+  @Test(.wholeProcess) func aRestartedReceiverHasAPictureWithinASecond() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp()
+      let link = try LinkEmulator(to: "127.0.0.1", port: port, forward: Self.wan, backward: Self.wan, seed: 6)
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: link.port, camera: devices[0], dimensions: .h360_169)
+      try await capturer.startCapture()
+      let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      for round in 0..<2 {
+        let receiving = Room()
+        let started = ContinuousClock.now
+        let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+        let renderer = FrameStream()
+        remote.videoTrack!.add(videoRenderer: renderer)
+        _ = try await renderer.next("the first frame of receiver \(round + 1)", within: 5)
+        let first = Self.milliseconds(since: started)
+        print("restarted receiver \(round + 1): first frame after \(first) ms")
+        #expect(first < 1000, "receiver \(round + 1) showed its first frame after \(first) ms")
+        await receiving.disconnect()
+      }
+      #expect(publication.state == .running)
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      link.stop()
+    }
+  }
+
+  @Test(.wholeProcess) func aRestartedSenderIsFollowedWithinASecond() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp()
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+      let renderer = FrameStream()
+      remote.videoTrack!.add(videoRenderer: renderer)
+      let link = try LinkEmulator(to: "127.0.0.1", port: port, forward: Self.wan, backward: Self.wan, seed: 7)
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: link.port, camera: devices[0], dimensions: .h360_169)
+      try await capturer.startCapture()
+      var publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      _ = try await renderer.next("frames from the first sender") { _ in renderer.count > 30 }
+      let ssrc = publication.ssrc
+
+      // A new publication: a new SSRC, new sequence numbers and timestamps, a new RTCP socket.
+      await participant.unpublish(publication: publication)
+      let restarted = ContinuousClock.now
+      publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      #expect(publication.ssrc != ssrc)
+      let before = renderer.count
+      _ = try await renderer.next("a frame from the new sender", within: 5) { _ in renderer.count > before + 1 }
+      let followed = Self.milliseconds(since: restarted)
+      print("restarted sender: followed after \(followed) ms")
+      #expect(followed < 1000, "the new sender's picture came \(followed) ms after it started")
+      #expect(remote.videoTrack!.state == .running)
+
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+      link.stop()
+    }
+  }
+}
