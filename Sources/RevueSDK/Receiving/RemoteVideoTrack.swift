@@ -289,11 +289,16 @@ final class RTPReceiver: Sendable {
         ? "rtprtxreceive name=rtx payload-type-map=\"application/x-rtp-pt-map,\(payloadType)=(uint)\(LossRecovery.rtxPayloadType)\" ! "
         : "")
     let afterJitter = fec ? "rtpulpfecdec name=fec pt=\(LossRecovery.fecPayloadType) ! " : ""
+    // A packet is asked for again once a later one came (a gap), not when it is merely later
+    // than expected (rtx-next-seqnum): behind a full bottleneck every packet is late, and the
+    // jitter buffer asked for each of them, about 30 a second with nothing lost, which sent
+    // the link retransmissions it had no room for just as it filled, and made a burst of
+    // requests no sign of loss for the sender's congestion control.
     let description = """
       udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
       ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(RTPSender.reportInterval) \
       session.recv_rtp_src ! \(beforeJitter)rtpjitterbuffer name=jitter latency=\(latency) \
-      do-retransmission=\(nack) do-lost=true faststart-min-packets=1 max-misorder-time=\(Self.misorderMilliseconds) max-dropout-time=\(Self.dropoutMilliseconds) ! \(afterJitter)\(decode) \
+      do-retransmission=\(nack) rtx-next-seqnum=false do-lost=true faststart-min-packets=1 max-misorder-time=\(Self.misorderMilliseconds) max-dropout-time=\(Self.dropoutMilliseconds) ! \(afterJitter)\(decode) \
       ! appsink name=sink sync=false enable-last-sample=false \
       udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
       session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
