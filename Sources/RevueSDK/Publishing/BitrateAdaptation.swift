@@ -4,6 +4,7 @@ import Synchronization
 /// The congestion control of one video stream of a sender: each receiver report on the stream
 /// goes to its ``BitrateController``, whose target is set on the stream's encoder as it
 /// changes, and whose halved frame rate drops every other frame before the encoder.
+/// Retransmissions (RTX) are kept within a share of the target (``RetransmissionBudget``).
 ///
 /// Made by the publication (one per stream, when ``VideoPublishOptions/adaptiveBitrate`` is
 /// on) and handed to ``RTPSender/Stream``; the sender attaches the encoder and reports each
@@ -11,15 +12,21 @@ import Synchronization
 final class BitrateAdaptation: Sendable {
   private let controller: Mutex<BitrateController>
   private let encoder = Mutex<Element?>(nil)
+  /// The stream's RTX sender, whose retransmissions the reports' sequence numbers do not count.
+  private let retransmitter = Mutex<Element?>(nil)
   /// Shared with the probe on the encoder's input (which must not hold the encoder).
   private let frames = FrameHalving()
+  /// Shared with the probe on the RTX sender's output.
+  private let retransmissions: RetransmissionBudget
   /// Where the reports' times count from.
   private let origin = ContinuousClock.now
 
   /// A stream of at most `ceiling` bits per second, which starts there; below `halvingFloor`
   /// (nil: never) every other frame is dropped.
   init(ceiling: Int, halvingFloor: Int?) {
-    controller = Mutex(BitrateController(ceiling: ceiling, halvingFloor: halvingFloor))
+    let controller = BitrateController(ceiling: ceiling, halvingFloor: halvingFloor)
+    self.controller = Mutex(controller)
+    retransmissions = RetransmissionBudget(target: controller.target)
   }
 
   /// The target now and why it last changed.
@@ -28,38 +35,72 @@ final class BitrateAdaptation: Sendable {
   }
 
   /// Makes `encoder` the one whose bitrate follows the target, and drops every other frame at
-  /// its input while the frame rate is halved.
+  /// its input while the frame rate is halved. The RTX sender beside it in its bin, if any, is
+  /// read for the retransmissions at each report, and the requests beyond the budget are
+  /// dropped before it.
   func attach(to encoder: Element?) {
     guard let encoder else { return }
     self.encoder.withLock { $0 = encoder }
+    let retransmitter = (encoder.parent as? Bin)?.elements.first { $0.factoryName == "rtprtxsend" }
+    self.retransmitter.withLock { $0 = retransmitter }
     let frames = frames
     encoder.staticPad("sink")?.addProbe(.buffer) { _, _ in frames.passes() ? .ok : .drop }
+    let retransmissions = retransmissions
+    retransmitter?.staticPad("src")?.addProbe(.eventUpstream) { [weak self] _, info in
+      guard info.event?.structure?.name == "GstRTPRetransmissionRequest" else { return .ok }
+      self?.retransmissionRequested()
+      return retransmissions.allows(at: .now) ? .ok : .drop
+    }
   }
+
+  /// Retransmission requests dropped so far, over the budget.
+  var retransmissionsRefused: Int { retransmissions.refused }
 
   /// Takes in a receiver report on the stream that arrived at `arrival` (the middle 32 bits of
   /// the NTP time, for its round-trip time), with the stream's counters then; sets the encoder's
   /// bitrate when the target changed.
   func reported(_ block: RTCPReportBlock, arrival: UInt32, sent counters: RTPSender.Counters) {
+    let retransmitted = retransmitter.withLock { $0 }.flatMap { try? $0.get("num-rtx-packets", as: UInt.self) }
     take(
       BitrateController.Report(
         time: ContinuousClock.now - origin, fractionLost: block.fractionLost, packetsLost: Int(block.packetsLost),
         highestSequence: block.highestSequence, roundTrip: block.roundTrip(arrival: arrival),
         jitter: .microseconds(Int64(block.jitter) * 1_000_000 / 90_000), bytesSent: counters.bytesSent,
-        packetsSent: counters.packetsSent))
+        packetsSent: counters.packetsSent, packetsRetransmitted: retransmitted.map { Int($0) } ?? 0))
+  }
+
+  /// Takes in a retransmission request that came now.
+  func retransmissionRequested() {
+    let now = ContinuousClock.now - origin
+    let (changed, state) = controller.withLock { controller in
+      (
+        controller.retransmissionRequested(at: now),
+        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
+      )
+    }
+    if changed { apply(state) }
   }
 
   /// Takes in a report; sets the encoder's bitrate when the target changed.
   func take(_ report: BitrateController.Report) {
     let (changed, state) = controller.withLock { controller in
-      (controller.update(report), (controller.target, controller.reason, controller.halvesFrameRate))
+      (
+        controller.update(report),
+        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
+      )
     }
-    guard changed else { return }
+    if changed { apply(state) }
+  }
+
+  /// Makes the controller's new state so: frames, retransmission budget and encoder.
+  private func apply(_ state: (Int, BitrateChangeReason, Bool, Int)) {
     frames.halved.store(state.2, ordering: .relaxed)
+    retransmissions.setTarget(state.0)
     guard let encoder = encoder.withLock({ $0 }) else { return }
-    Self.setBitrate(state.0, of: encoder)
+    Self.setBitrate(state.3, of: encoder)
     RevueLog.log(
       .debug, "Publication",
-      "\(encoder.factoryName ?? "encoder") target \(state.0 / 1000) kb/s (\(state.1))"
+      "\(encoder.factoryName ?? "encoder") target \(state.0 / 1000) kb/s (\(state.1)), encoder \(state.3 / 1000) kb/s"
         + (state.2 ? ", half the frame rate" : ""))
   }
 
@@ -91,4 +132,57 @@ private final class FrameHalving: Sendable {
     guard halved.load(ordering: .relaxed) else { return true }
     return count.wrappingAdd(1, ordering: .relaxed).oldValue % 2 == 0
   }
+}
+
+/// The retransmissions a stream may send: a token bucket filled at ``share`` of the target
+/// bitrate, holding at most ``burst`` of it, each request costing a full packet.
+///
+/// Without it, loss recovery feeds congestion: on a link six times too slow, the receiver asks
+/// for most packets again, the retransmissions are lost in turn and asked for again, and the
+/// sender sent 2 Mb/s, most of it retransmissions, while its encoder aimed at 200 kb/s, with no
+/// frame decoded for seconds. libwebrtc likewise keeps retransmissions within its estimate.
+final class RetransmissionBudget: Sendable {
+  /// The share of the target retransmissions may take.
+  static let share = 0.25
+  /// The most the bucket holds, as time at its rate: a burst of losses is answered at once.
+  static let burst = 0.5
+  /// What a request costs, in bits: the largest packet.
+  static let packetBits = Double(RTPSender.mtu * 8)
+
+  private struct State {
+    var rate: Double
+    var tokens: Double
+    var last: ContinuousClock.Instant?
+    var refused = 0
+  }
+  private let state: Mutex<State>
+
+  /// A budget for a stream aiming at `target` bits per second, full.
+  init(target: Int) {
+    let rate = Double(target) * Self.share
+    state = Mutex(State(rate: rate, tokens: rate * Self.burst))
+  }
+
+  /// Follows a new target.
+  func setTarget(_ target: Int) { state.withLock { $0.rate = Double(target) * Self.share } }
+
+  /// Whether a request at `now` may be answered; takes its cost if so, counts it as refused if not.
+  func allows(at now: ContinuousClock.Instant) -> Bool {
+    state.withLock { state in
+      if let last = state.last {
+        let seconds = Double((now - last) / .microseconds(1)) / 1e6
+        state.tokens = min(state.rate * Self.burst, state.tokens + state.rate * max(0, seconds))
+      }
+      state.last = now
+      guard state.tokens >= Self.packetBits else {
+        state.refused += 1
+        return false
+      }
+      state.tokens -= Self.packetBits
+      return true
+    }
+  }
+
+  /// Requests refused so far.
+  var refused: Int { state.withLock { $0.refused } }
 }

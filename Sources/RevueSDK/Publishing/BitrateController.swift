@@ -11,42 +11,50 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
   /// The receiver lost more than 10 % of the packets (this fraction, 0…1, of the latest report):
   /// it went down to a little below what the receiver got.
   case loss(Double)
+  /// The receiver asked for this many packets again (RTCP NACK) within a quarter of a second:
+  /// a queue overflowed on the way, and it went down a fifth at once, before the next report.
+  case retransmissionRequests(Int)
   /// The round-trip time (this one) rose well above the least seen lately, before any loss:
   /// a queue is building at the narrowest link, so it went down to a little below what the
   /// receiver got.
   case delay(Duration)
 
-  /// A short phrase: `initial`, `increase`, `ceiling`, `loss 35%`, `delay (RTT 180 ms)`.
+  /// A short phrase: `initial`, `increase`, `ceiling`, `loss 35%`, `4 NACKs`, `delay (RTT 180 ms)`.
   public var description: String {
     switch self {
     case .initial: "initial"
     case .increase: "increase"
     case .ceiling: "ceiling"
     case .loss(let fraction): "loss \(Int((fraction * 100).rounded()))%"
+    case .retransmissionRequests(let count): "\(count) NACKs"
     case .delay(let roundTrip): "delay (RTT \(Int(roundTrip / .milliseconds(1))) ms)"
     }
   }
 }
 
-/// The sender's congestion controller of one video stream: from each RTCP receiver report to
-/// the bitrate its encoder aims at.
+/// The sender's congestion controller of one video stream: from each RTCP receiver report, and
+/// each retransmission request, to the bitrate its encoder aims at.
 ///
 /// Loss-based as libwebrtc's `SendSideBandwidthEstimation` (under 2 % lost: up; 2–10 %: hold;
 /// over 10 %: down), with a delay-based part on the round-trip time (a queue building at the
-/// bottleneck: down, before the queue overflows), and two changes that make it fast enough for
-/// video that starts at its full rate on a link of a sixth of it:
+/// bottleneck: hold, then down, before the queue overflows), and changes that make it fast
+/// enough for video that starts at its full rate on a link of a sixth of it, and calm enough
+/// that a capped stream keeps its frame rate:
 /// - a decrease goes to a fraction of the rate the receiver actually got over the last
-///   interval (its packets counted from the report's sequence numbers, at the sender's mean
-///   packet size), not to a fraction of the old target: one report takes 1.5 Mb/s to just
-///   under a 250 kb/s link;
-/// - an increase is multiplicative per second of reports: gentle (``gentleIncreasePerSecond``)
-///   up to a little above what the path carried when it was last seen full, so that a capped
-///   stream creeps up to the cap and is caught by the queue building there rather than by
-///   loss; fast (``increasePerSecond``) beyond, so that a stream cut to a sixth climbs back
-///   within ten seconds when the link clears.
+///   interval (its packets counted from the report's sequence numbers), not to a fraction of
+///   the old target: one report takes 1.5 Mb/s to just under a 250 kb/s link;
+/// - a burst of retransmission requests (RTCP NACK) is taken as loss at once, a report sooner;
+/// - growth is gentle (``gentleIncreasePerSecond``, and never more than a little above what
+///   arrived) after a decrease, until the receiver gets clearly more than the rate that choked
+///   the path: then the path has grown, and growth is fast (``increasePerSecond``), so that a
+///   stream cut to a sixth climbs back within ten seconds when the link clears;
+/// - the encoder is asked for the target less what the stream has lately sent above what its
+///   encoder was asked for (retransmissions, headers, rate-control overshoot), so that what is
+///   sent, not what is encoded, is the target.
 ///
 /// Pure and deterministic: no clock is read and nothing is set; the time of each report is
-/// given. docs/congestion-control.md has the reasoning and the measured curve.
+/// given. docs/congestion-control.md has the reasoning, the measurements behind each constant
+/// and the measured curve.
 struct BitrateController: Sendable, Hashable {
   /// One receiver report on the stream, with the sender's own counters at its arrival.
   struct Report: Sendable, Hashable {
@@ -67,11 +75,13 @@ struct BitrateController: Sendable, Hashable {
     var bytesSent: Int
     /// RTP packets the sender sent since the start.
     var packetsSent: Int
+    /// Of those, retransmissions (RTX) since the start.
+    var packetsRetransmitted = 0
   }
 
   // MARK: - Constants (docs/congestion-control.md says why each is what it is)
 
-  /// Loss below which the target goes up (libwebrtc's 2 %).
+  /// Loss below which the target may go up (libwebrtc's 2 %).
   static let increaseBelowLoss = 0.02
   /// Loss above which the target goes down (libwebrtc's 10 %); between the two it holds.
   static let decreaseAboveLoss = 0.10
@@ -83,24 +93,39 @@ struct BitrateController: Sendable, Hashable {
   /// loss, and an encoder that sends far less than its target (a still scene) did not fill the
   /// queue.
   static let delayFloor = 0.7
-  /// Queueing (round-trip time above the least of the window) that counts as congestion.
-  static let queueingThreshold = Duration.milliseconds(30)
-  /// Queueing above which the target holds rather than goes up: the path is full.
-  static let queueingHold = Duration.milliseconds(15)
+  /// Queueing (round-trip time above the least of the window) in the latest report above which
+  /// the target does not go up: the path is full, or about to be.
+  static let queueingHold = Duration.milliseconds(8)
+  /// Queueing in both of the latest two reports above which the target goes down (one late
+  /// report on a busy machine is not a queue).
+  static let queueingThreshold = Duration.milliseconds(25)
   /// Reports whose round-trip times make the window the least one is taken over.
-  static let roundTripWindow = 30
-  /// Growth per second of reports above ``gentleBand`` times the path's capacity.
-  static let increasePerSecond = 0.5
-  /// Growth per second of reports below that.
+  static let roundTripWindow = 60
+  /// The least time between two decreases for reports: the reports right after one still show
+  /// the rate before it (the encoder takes a few frames to follow, the queue to drain).
+  static let decreaseInterval = Duration.seconds(1)
+  /// Retransmission requests within ``burstWindow`` that make a burst…
+  static let burstRequests = 3
+  /// …the time they come within…
+  static let burstWindow = Duration.milliseconds(250)
+  /// …and what a burst leaves of the target.
+  static let burstBackoff = 0.8
+  /// Growth per second after a decrease, until the path shows it has grown.
   static let gentleIncreasePerSecond = 0.2
-  /// How far above the path's capacity (what it carried when last seen full) growth stays gentle.
-  static let gentleBand = 1.2
-  /// The reports whose received rates the capacity is the most of, when the path is seen full.
-  static let capacityWindow = 5
+  /// While growth is gentle, the target goes no further than this many times what arrived.
+  static let gentleHeadroom = 1.15
+  /// The path has grown once the receiver got this many times the rate that last choked it.
+  static let grownBy = 1.1
+  /// Growth per second otherwise.
+  static let increasePerSecond = 0.6
   /// An increase goes no further than this many times the rate the receiver got, and 10 kb/s
-  /// (libwebrtc's rule, with 1.5 there: the encoder here lags a target that grows 50 % a second
-  /// by about a report, and 1.5 held the climb back).
+  /// (libwebrtc's rule, with 1.5 there: the encoder here lags a target that grows 60 % a second
+  /// by about a report).
   static let headroom = 2.0
+  /// The most the encoder's bitrate is lowered below the target for the stream's overshoot.
+  static let largestOvershoot = 1.4
+  /// How much of each report's overshoot goes into the smoothed one.
+  static let overshootSmoothing = 0.3
   /// The longest time between reports an increase counts (a stream that went quiet does not
   /// jump on its next report).
   static let longestInterval = Duration.seconds(2)
@@ -119,24 +144,38 @@ struct BitrateController: Sendable, Hashable {
   let floor: Int
   /// Below this target every other frame is dropped before the encoder; nil: never.
   let halvingFloor: Int?
-  /// The bitrate the encoder aims at, in bits per second.
+  /// The bitrate the stream aims to send, in bits per second.
   private(set) var target: Int
   /// Why ``target`` last changed.
   private(set) var reason = BitrateChangeReason.initial
   /// Whether every other frame is dropped before the encoder.
   private(set) var halvesFrameRate = false
+  /// What the encoder is asked for: ``target`` divided by how far the stream's packets
+  /// (retransmissions, headers and the encoder's own overshoot included) have lately come out
+  /// above what the encoder was asked for, so that what is sent is the target; at the ceiling,
+  /// the ceiling itself (a path that is not limiting changes nothing to the encoder's settings).
+  var encoderBitrate: Int {
+    target >= ceiling ? ceiling : max(floor, Int((Double(target) / overshoot).rounded()))
+  }
+  /// How far the stream sent above what the encoder was asked for, smoothed over the reports:
+  /// 1 (no more) to ``largestOvershoot``.
+  private(set) var overshoot = 1.0
+  /// The rate the receiver got over the interval before the latest report, in bits per
+  /// second; nil before two reports.
+  private(set) var received: Double?
+  /// The rate that last choked the path, while growth is gentle; nil once the path has shown
+  /// it carries more (or before it ever choked).
+  private(set) var choked: Double?
   /// The previous report that counted.
   private var previous: Report?
   /// The latest round-trip times, oldest first (at most ``roundTripWindow``).
   private var roundTrips: [Duration] = []
-  /// What the path carried when it was last seen full (loss, or a queue building): the most
-  /// the receiver got over the latest few reports then, in bits per second; nil before it was.
-  private(set) var capacity: Double?
-  /// The rates the receiver got over the latest intervals, oldest first (at most ``capacityWindow``).
-  private var receivedRates: [Double] = []
-  /// The rate the receiver got over the interval before the latest report, in bits per
-  /// second; nil before two reports.
-  private(set) var received: Double?
+  /// When the target last went down, for any reason…
+  private var lastDecrease: Duration?
+  /// …and for a report.
+  private var lastReportedDecrease: Duration?
+  /// The times of the retransmission requests of the latest ``burstWindow``, oldest first.
+  private var requests: [Duration] = []
 
   /// A controller for a stream of at most `ceiling` bits per second, which starts there.
   /// - Parameter halvingFloor: the target below which the frame rate is halved (nil: never);
@@ -157,14 +196,14 @@ struct BitrateController: Sendable, Hashable {
     Int(Double(width * height * fps) * halvingBitsPerPixel)
   }
 
-  /// Takes a receiver report in; returns whether ``target`` or ``halvesFrameRate`` changed.
+  /// Takes a receiver report in; returns whether ``encoderBitrate`` or ``halvesFrameRate`` changed.
   ///
   /// A report of a stream that has sent nothing (before its first packet, or since the
   /// previous report) changes nothing.
   @discardableResult
   mutating func update(_ report: Report) -> Bool {
     guard report.packetsSent > 0 else { return false }
-    let before = (target, halvesFrameRate)
+    let before = (encoderBitrate, halvesFrameRate)
     defer { previous = report }
     if let roundTrip = report.roundTrip {
       roundTrips.append(roundTrip)
@@ -174,53 +213,93 @@ struct BitrateController: Sendable, Hashable {
       // The first report: nothing to measure a rate over yet; heavy loss still cuts by
       // libwebrtc's rule.
       if report.fractionLost > Self.decreaseAboveLoss {
-        set(Double(target) * (1 - report.fractionLost / 2), .loss(report.fractionLost))
+        decrease(to: Double(target) * (1 - report.fractionLost / 2), .loss(report.fractionLost), at: report.time)
       }
-      return (target, halvesFrameRate) != before
+      return (encoderBitrate, halvesFrameRate) != before
     }
     let packetsSent = report.packetsSent - previous.packetsSent
     let seconds = Double((report.time - previous.time) / .microseconds(1)) / 1e6
     guard packetsSent > 0, seconds > 0 else { return false }
+    // What the encoder was asked for over the interval is what it was set to at its start.
+    let sentRate = Double(report.bytesSent - previous.bytesSent) * 8 / seconds
+    overshoot += (min(Self.largestOvershoot, max(1, sentRate / Double(before.0))) - overshoot) * Self.overshootSmoothing
     let received = receivedRate(since: previous, report, packetsSent: packetsSent, seconds: seconds)
     self.received = received
-    receivedRates.append(received)
-    if receivedRates.count > Self.capacityWindow { receivedRates.removeFirst() }
-    let queueing = report.roundTrip.flatMap { roundTrip in roundTrips.min().map { roundTrip - $0 } }
-    if report.fractionLost >= Self.increaseBelowLoss || (queueing ?? .zero) > Self.queueingHold {
-      capacity = receivedRates.max()
-    }
+    let least = roundTrips.min()
+    let latestQueueing = report.roundTrip.flatMap { roundTrip in least.map { roundTrip - $0 } }
+    let lastingQueueing = report.roundTrip.flatMap { _ in least.map { roundTrips.suffix(2).min()! - $0 } }
+    let mayDecrease = lastReportedDecrease.map { report.time - $0 >= Self.decreaseInterval } ?? true
 
+    // The rate that choked the path: more than arrived (the rest was lost or queued), at most
+    // what was aimed at.
+    let choking = min(Double(target), received * 1.5)
     if report.fractionLost > Self.decreaseAboveLoss {
-      let cut = received * Self.lossBackoff
-      if cut < Double(target) {
-        set(cut, .loss(report.fractionLost))
+      if mayDecrease, decrease(to: received * Self.lossBackoff, .loss(report.fractionLost), at: report.time) {
+        lastReportedDecrease = report.time
+        choked = choking
       }
-    } else if let queueing, let roundTrip = report.roundTrip, queueing > Self.queueingThreshold {
+    } else if let lastingQueueing, let roundTrip = report.roundTrip, lastingQueueing > Self.queueingThreshold {
       let cut = max(received * Self.delayBackoff, Double(target) * Self.delayFloor)
-      if cut < Double(target) {
-        set(cut, .delay(roundTrip))
+      if mayDecrease, decrease(to: cut, .delay(roundTrip), at: report.time) {
+        lastReportedDecrease = report.time
+        choked = choking
       }
-    } else if report.fractionLost < Self.increaseBelowLoss, (queueing ?? .zero) <= Self.queueingHold, target < ceiling {
-      let gentle = capacity.map { Double(target) < $0 * Self.gentleBand } ?? false
-      let growth = 1 + (gentle ? Self.gentleIncreasePerSecond : Self.increasePerSecond)
+    } else if report.fractionLost < Self.increaseBelowLoss, (latestQueueing ?? .zero) <= Self.queueingHold,
+      target < ceiling
+    {
+      if let rate = choked, received > rate * Self.grownBy { choked = nil }
       let counted = min(seconds, Double(Self.longestInterval / .milliseconds(1)) / 1000)
       // An encoder that does not use its target (a still scene) does not learn what the path
-      // carries: the target goes no further than twice what the receiver got.
-      let raised = min(Double(target) * pow(growth, counted), received * Self.headroom + 10_000)
+      // carries: the target goes no further than a little (gentle) or twice (fast) what arrived.
+      let raised =
+        choked == nil
+        ? min(Double(target) * pow(1 + Self.increasePerSecond, counted), received * Self.headroom + 10_000)
+        : min(Double(target) * pow(1 + Self.gentleIncreasePerSecond, counted), received * Self.gentleHeadroom)
       if raised > Double(target) { set(raised, raised >= Double(ceiling) ? .ceiling : .increase) }
     }
-    return (target, halvesFrameRate) != before
+    return (encoderBitrate, halvesFrameRate) != before
   }
 
-  /// The rate the receiver got between two reports, in bits per second: the packets it got
-  /// (its highest sequence number's advance less its lost packets' growth, at most twice what
-  /// was sent) at the sender's mean packet size over the interval.
+  /// Takes in a retransmission request (an RTCP NACK for one packet) that came at `time`:
+  /// ``burstRequests`` of them within ``burstWindow`` mean a queue overflowed, and the target
+  /// goes down by ``burstBackoff`` at once, a report sooner than loss would show (at most once
+  /// per ``decreaseInterval``). Returns whether ``encoderBitrate`` or ``halvesFrameRate`` changed.
+  @discardableResult
+  mutating func retransmissionRequested(at time: Duration) -> Bool {
+    requests.append(time)
+    requests.removeAll { time - $0 > Self.burstWindow }
+    guard requests.count >= Self.burstRequests, lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
+    else { return false }
+    let before = (encoderBitrate, halvesFrameRate)
+    let choking = Double(target)
+    if decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(requests.count), at: time) {
+      choked = choking
+    }
+    requests.removeAll()
+    return (encoderBitrate, halvesFrameRate) != before
+  }
+
+  /// The rate the receiver got between two reports, in bits per second: the media packets it
+  /// got (its highest sequence number's advance less its lost packets' growth, at most twice
+  /// what was sent), each counted as the bytes the sender sent in the interval per media packet
+  /// sent (so that retransmissions, which have sequence numbers of their own, count in the
+  /// share that media packets got through).
   private func receivedRate(since previous: Report, _ report: Report, packetsSent: Int, seconds: Double) -> Double {
     let advance = Int(report.highestSequence &- previous.highestSequence)
     let lost = report.packetsLost - previous.packetsLost
-    let packets = min(max(0, advance - lost), 2 * packetsSent)
-    let meanSize = Double(report.bytesSent - previous.bytesSent) / Double(packetsSent)
-    return Double(packets) * meanSize * 8 / seconds
+    let media = max(1, packetsSent - max(0, report.packetsRetransmitted - previous.packetsRetransmitted))
+    let packets = min(max(0, advance - lost), 2 * media)
+    return Double(packets) * Double(report.bytesSent - previous.bytesSent) / Double(media) * 8 / seconds
+  }
+
+  /// Lowers the target to `rate` for `reason`, at `time`; returns false (and changes nothing)
+  /// when that is not lower.
+  @discardableResult
+  private mutating func decrease(to rate: Double, _ reason: BitrateChangeReason, at time: Duration) -> Bool {
+    guard rate < Double(target) else { return false }
+    lastDecrease = time
+    set(rate, reason)
+    return true
   }
 
   /// Sets the target to `rate`, kept between the floor and the ceiling, for `reason`; the frame
