@@ -66,6 +66,8 @@ struct StreamOptions: Equatable {
   var json = false
   var audio = false
   var simulcast = false
+  /// `--fixed-bitrate`: the encoder keeps its bitrate, whatever the path (no congestion control).
+  var fixedBitrate = false
 
   static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
@@ -91,6 +93,7 @@ struct StreamOptions: Equatable {
       case "--json": options.json = true
       case "--audio": options.audio = true
       case "--simulcast": options.simulcast = true
+      case "--fixed-bitrate": options.fixedBitrate = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }
