@@ -339,6 +339,21 @@ import Testing
     }
   }
 
+  @Test func retransmissionsStayWithinAQuarterOfTheTarget() {
+    // 960 kb/s: 240 kb/s for retransmissions, 25 packets of 1200 bytes a second, 12 at once.
+    let budget = RetransmissionBudget(target: 960_000)
+    let start = ContinuousClock.now
+    let burst = (0..<20).map { _ in budget.allows(at: start) }
+    #expect(burst.filter { $0 }.count == 12 && budget.refused == 8)
+    // A second later, a second's worth again, up to what the bucket holds.
+    let later = (0..<20).map { _ in budget.allows(at: start + .seconds(1)) }
+    #expect(later.filter { $0 }.count == 12)
+    // A lower target, a smaller budget.
+    budget.setTarget(96_000)
+    let low = (0..<5).map { _ in budget.allows(at: start + .seconds(3)) }
+    #expect(low.filter { $0 }.count == 1)
+  }
+
   @Test func aHalvedFrameRateDropsEveryOtherFrameBeforeTheEncoderAndTheTargetReachesIt() async throws {
     let pipeline = try Pipeline(
       parsing: "videotestsrc num-buffers=40 ! video/x-raw,width=160,height=120,framerate=30/1"
