@@ -296,7 +296,7 @@ final class RTPReceiver: Sendable {
     let beforeJitter =
       (fec ? "rtpstorage name=storage size-time=\(UInt64(latency + 100) * 1_000_000) ! " : "")
       + (nack
-        ? "rtprtxreceive name=rtx payload-type-map=\"application/x-rtp-pt-map,\(payloadType)=(uint)\(LossRecovery.rtxPayloadType)\" ! "
+        ? "rtprtxreceive name=rtx payload-type-map=\"\(recovery.rtxMap(payloadType: payloadType))\" ! "
         : "")
     let afterJitter = fec ? "rtpulpfecdec name=fec pt=\(LossRecovery.fecPayloadType) ! " : ""
     let description = """
@@ -377,6 +377,21 @@ final class RTPReceiver: Sendable {
         counters.value.withLock { $0.arrived(pts: pts, rtp: header.timestamp, ssrc: header.ssrc) }
         return .ok
       }
+      if recovery.contains(.fec), let pad = jitterBuffer.staticPad("src") {
+        Self.nameTheStream(on: pad, counters)
+        // FEC packets share the stream's sequence numbers under a payload type of their own.
+        let media = try Caps(caps)
+        let fec = try Caps(
+          "application/x-rtp,media=video,clock-rate=\(clockRate),payload=\(LossRecovery.fecPayloadType)")
+        jitterBuffer.answerPayloadTypeMap { pt in
+          pt == payloadType ? media : pt == LossRecovery.fecPayloadType ? fec : nil
+        }
+        // The FEC packets have served once they are stored (rtpulpfecdec finds them there, and
+        // numbers the media packets it passes on anew); the depayloader must not see them.
+        pipeline.pipeline.element(named: "fec")?.staticPad("sink")?.addProbe(.buffer) { _, info in
+          info.buffer?.rtpHeader?.payloadType == LossRecovery.fecPayloadType ? .drop : .ok
+        }
+      }
       // A decoder that cannot go on asks for a keyframe upstream, and the jitter buffer for a
       // missing packet; rtpsession turns them into an RTCP PLI or NACK once they name the
       // stream, which the jitter buffer does not know without rtpbin's demuxers.
@@ -426,6 +441,29 @@ final class RTPReceiver: Sendable {
   /// of the paths the tests measure (40–80 ms), so that a retry goes only for a request that
   /// failed (the jitter buffer's own estimate retried nearly every packet).
   static let nackRetryMilliseconds = 120
+
+  /// Gives the caps after the jitter buffer the stream's SSRC, which `rtpulpfecdec` needs (it
+  /// aborts the process on a lost packet without it; rtpbin's demuxer would set it): in the
+  /// first caps, once the first packet named it, and in new caps when a sender restarts with
+  /// another SSRC.
+  private static func nameTheStream(on pad: Pad, _ counters: Locked<Counters>) {
+    let named = Locked<UInt32?>(nil)
+    pad.addProbe([.eventDownstream, .buffer]) { pad, info in
+      if var caps = info.event?.caps {
+        guard let ssrc = counters.value.withLock({ $0.mediaSSRC }) else { return .ok }
+        try? caps.setField("ssrc", UInt32(ssrc))
+        named.value.withLock { $0 = ssrc }
+        info.event = .caps(caps)
+      } else if let ssrc = info.buffer?.rtpHeader?.ssrc, named.value.withLock({ $0 }) != ssrc,
+        var caps = pad.currentCaps
+      {
+        try? caps.setField("ssrc", ssrc)
+        named.value.withLock { $0 = ssrc }
+        _ = pad.push(event: .caps(caps))
+      }
+      return .ok
+    }
+  }
 
   /// The least time between two keyframe requests (RTCP PLI) of a receiver: a lost request is
   /// sent again after it.

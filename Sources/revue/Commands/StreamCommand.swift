@@ -119,7 +119,9 @@ struct StreamCommand {
       maxFps: options.fps)
     let publication = try await participant.publish(
       videoTrack: participant.cameraTrack,
-      options: VideoPublishOptions(encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec))
+      options: VideoPublishOptions(
+        encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec, lossRecovery: options.recovery)
+    )
     var microphone: LocalAudioTrack?
     if options.audio {
       let track = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions())

@@ -66,6 +66,8 @@ struct StreamOptions: Equatable {
   var json = false
   var audio = false
   var simulcast = false
+  /// How lost packets are recovered (`--no-recovery`, `--fec`).
+  var recovery = LossRecovery.nack
 
   static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
@@ -91,6 +93,8 @@ struct StreamOptions: Equatable {
       case "--json": options.json = true
       case "--audio": options.audio = true
       case "--simulcast": options.simulcast = true
+      case "--no-recovery": options.recovery = []
+      case "--fec": options.recovery.insert(.fec)
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }
@@ -108,6 +112,10 @@ struct ReceiveOptions: Equatable {
   var frames: Int?
   var snapshotPath: String?
   var json = false
+  /// How long a missing packet is waited for, in milliseconds.
+  var latency = Room.defaultLatency
+  /// Whether lost packets are asked for again (`--no-recovery`).
+  var recovery = LossRecovery([.nack, .fec])
 
   static func parse(_ arguments: [String]) throws(UsageError) -> ReceiveOptions? {
     var options = ReceiveOptions()
@@ -120,6 +128,8 @@ struct ReceiveOptions: Equatable {
       case "--duration": options.duration = try reader.count(option)
       case "--frames": options.frames = try reader.count(option)
       case "--snapshot": options.snapshotPath = try reader.value(option)
+      case "--latency": options.latency = try reader.count(option)
+      case "--no-recovery": options.recovery = []
       case "--json": options.json = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
