@@ -46,3 +46,25 @@ import Testing
       intact: 0.95, longestFreeze: .milliseconds(500))
   }
 }
+
+extension LossRecoveryTests {
+  /// ULPFEC beside NACK keeps every frame as NACK alone does; FEC alone rebuilds some lost
+  /// packets (at 20% it protects few of them: docs/loss-recovery.md) and, above all, the
+  /// receiver survives its losses (rtpulpfecdec aborted the process
+  /// at the first lost packet when its caps did not name the stream).
+  @Test(.wholeProcess, arguments: [LossRecovery.fec, [.nack, .fec]])
+  func fecAloneAndBesideNACK(_ recovery: LossRecovery) async throws {
+    let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
+    let trial = LinkTrial(codec: .vp8, width: 640, height: 480, link: link, recovery: recovery, frames: 240, seed: 3)
+    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
+    print("\(trial): \(result)")
+    if recovery.contains(.nack) {
+      // Retransmissions come before the jitter buffer gives up, when FEC would step in.
+      #expect(result.verdict.fractionIntact >= 0.98, "\(result)")
+      #expect(result.verdict.longestFreeze <= .milliseconds(200), "\(result)")
+    } else {
+      #expect(result.received.packetsRecovered > 0, "FEC rebuilt no packet: \(result)")
+      #expect(result.verdict.framesShown > 0, "\(result)")
+    }
+  }
+}
