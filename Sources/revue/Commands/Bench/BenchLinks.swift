@@ -1,0 +1,471 @@
+import Foundation
+import Glibc
+import RevueLab
+import RevueSDK
+
+extension BenchCommand {
+  /// `revue bench links`: issue 13's loss matrix and outage, each run a ``LinkTrial`` (stamped
+  /// frames through a ``LinkEmulator``, judged frame by frame against a reference receiver that
+  /// got every packet). Recovery on and off run one after the other for each link, codec and size,
+  /// so that machine noise hits both.
+  struct Links: Sendable {
+    /// Frames of each loss trial (300: 10 s at 30 fps).
+    var frames = 300
+    /// Frames of each outage trial: 3 s before the outage, 5 s of it and 5 s after.
+    var outageFrames = 390
+
+    /// The loss of the matrix, random, both ways.
+    static let losses = [0.05, 0.10]
+    /// The codecs of the matrix.
+    static let codecs: [VideoCodec] = [.vp8, .h264]
+    /// The sizes of the matrix.
+    static let sizes = [(width: 640, height: 480), (width: 1280, height: 720)]
+    /// Recovery on (the default: NACK and RTX) and off, for every link, codec and size.
+    static let recoveries: [LossRecovery] = [.nack, []]
+    /// FEC alone and with NACK, at 640×480 only (they are not the default; 8 trials more).
+    static let fecRecoveries: [LossRecovery] = [.fec, [.nack, .fec]]
+    /// How long the link goes down in the outage trials.
+    static let outage = Duration.seconds(5)
+    /// 30 ± 10 ms each way.
+    static func link(loss: Double = 0) -> LinkConditions {
+      LinkConditions(loss: loss, delay: .milliseconds(30), jitter: .milliseconds(10))
+    }
+
+    /// The loss trials, in the order they run: for each loss, codec and size, recovery on then off
+    /// (then FEC, and FEC with NACK, at 640×480). Seeds as Revue's tests: 1 at 5%, 2 at 10%.
+    var lossTrials: [LinkTrial] {
+      var trials: [LinkTrial] = []
+      for (index, loss) in Self.losses.enumerated() {
+        for codec in Self.codecs {
+          for size in Self.sizes {
+            let recoveries = Self.recoveries + (size.width == 640 ? Self.fecRecoveries : [])
+            for recovery in recoveries {
+              trials.append(
+                LinkTrial(
+                  codec: codec, width: size.width, height: size.height, link: Self.link(loss: loss),
+                  recovery: recovery, frames: frames, seed: UInt64(index + 1)))
+            }
+          }
+        }
+      }
+      return trials
+    }
+
+    /// The outage trials: VP8 and H.264 at 640×480 through 30 ± 10 ms without loss, recovery on
+    /// then off, the link down for ``outage`` from frame ``LinkTrial/outageFrame``.
+    var outageTrials: [LinkTrial] {
+      Self.codecs.flatMap { codec in
+        Self.recoveries.map { recovery in
+          LinkTrial(
+            codec: codec, width: 640, height: 480, link: Self.link(), recovery: recovery, frames: outageFrames,
+            seed: 5, outage: Self.outage)
+        }
+      }
+    }
+
+    /// What one trial gave: its result, or why it failed.
+    struct Outcome: Sendable {
+      var trial: LinkTrial
+      var result: LinkTrial.Result?
+      var failure: String?
+      var seconds: Double
+    }
+
+    /// Runs every trial, printing a line for each as it ends.
+    func run(print: @Sendable (String) -> Void) async -> (loss: [Outcome], outage: [Outcome], load: [Double]) {
+      var load = [Self.loadAverage()].compactMap { $0 }
+      func each(_ trials: [LinkTrial]) async -> [Outcome] {
+        var outcomes: [Outcome] = []
+        for trial in trials {
+          let started = ContinuousClock.now
+          var outcome = Outcome(trial: trial, seconds: 0)
+          do {
+            outcome.result = try await trial.run(port: try Self.freePorts(pairs: 3))
+          } catch {
+            outcome.failure = "\(error)"
+          }
+          outcome.seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000
+          if let now = Self.loadAverage() { load.append(now) }
+          print(Self.line(outcome))
+          outcomes.append(outcome)
+        }
+        return outcomes
+      }
+      print(Self.header)
+      let loss = await each(lossTrials)
+      print("")
+      print("outage of \(Self.seconds(Self.outage)) s from frame \(LinkTrial.outageFrame), 30 ± 10 ms, no loss:")
+      let outage = await each(outageTrials)
+      return (loss, outage, load)
+    }
+
+    // MARK: - Targets
+
+    /// Issue 13's target for a loss trial with recovery on: at most 5% loss, 98% of the frames
+    /// intact and no freeze over 200 ms; more, 95% and 500 ms. None with recovery off.
+    static func target(_ trial: LinkTrial) -> (intact: Double, freeze: Duration)? {
+      guard !trial.recovery.isEmpty, trial.outage == nil else { return nil }
+      return trial.link.loss <= 0.05 ? (0.98, .milliseconds(200)) : (0.95, .milliseconds(500))
+    }
+
+    /// The picture is back within this long after the link.
+    static let recoveryTarget = Duration.seconds(1)
+
+    /// `≥ 98%, ≤ 200 ms: met`, `…: MISSED`, or empty without a target.
+    static func verdict(_ outcome: Outcome) -> String {
+      if outcome.trial.outage != nil {
+        let text = "back < \(milliseconds(recoveryTarget)) ms, both ends running"
+        guard let outage = outcome.result?.outage else { return "\(text): MISSED" }
+        let met =
+          outage.recoveryTime.map { $0 < recoveryTarget } == true && outage.publicationRunning
+          && outage.receiverRunning
+        return "\(text): \(met ? "met" : "MISSED")"
+      }
+      guard let target = target(outcome.trial) else { return "" }
+      let text = "≥ \(Int(target.intact * 100))%, ≤ \(milliseconds(target.freeze)) ms"
+      guard let verdict = outcome.result?.verdict else { return "\(text): MISSED" }
+      let met = verdict.fractionIntact >= target.intact && verdict.longestFreeze <= target.freeze
+      return "\(text): \(met ? "met" : "MISSED")"
+    }
+
+    // MARK: - The terminal
+
+    static let header =
+      "loss codec size      recovery  intact                freeze  >200  lost fwd/back  NACKs  resent (per lost)"
+      + "  FEC  PLI asked/made  target"
+
+    /// One trial as a line of the terminal table.
+    static func line(_ outcome: Outcome) -> String {
+      let trial = outcome.trial
+      var text =
+        pad(percent(trial.link.loss), 5) + pad(trial.codec.rawValue, 6) + pad("\(trial.width)x\(trial.height)", 10)
+        + pad(LinkTrial.name(of: trial.recovery), 10)
+      guard let result = outcome.result else {
+        return text + "FAILED after \(String(format: "%.0f", outcome.seconds)) s: \(outcome.failure ?? "?")"
+      }
+      let verdict = result.verdict
+      text +=
+        pad("\(verdict.framesIntact)/\(verdict.framesSent) (\(percent(verdict.fractionIntact, digits: 1)))", 22)
+        + pad("\(milliseconds(verdict.longestFreeze)) ms", 8) + pad("\(verdict.freezesOverThreshold)", 6)
+        + pad("\(result.forward.lost)/\(result.backward.lost)", 15) + pad("\(result.received.nacksSent)", 7)
+        + pad(resent(result), 19) + pad("\(result.received.packetsRecovered)", 5)
+        + pad("\(result.received.keyframeRequests)/\(result.sent.keyframeRequestsHonoured)", 16)
+      if let outage = result.outage { text += outage.description + "  " }
+      let target = Self.verdict(outcome)
+      return text + (target.isEmpty ? "" : "[\(target)]") + String(format: "  (%.0f s)", outcome.seconds)
+    }
+
+    /// `240 (3.0)`: packets retransmitted, and per packet lost forward; `—` without NACK.
+    static func resent(_ result: LinkTrial.Result) -> String {
+      guard let resent = result.sent.packetsRetransmitted else { return "—" }
+      guard result.forward.lost > 0 else { return "\(resent)" }
+      return "\(resent) (\(String(format: "%.2f", Double(resent) / Double(result.forward.lost))))"
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+      text.count >= width ? text + " " : text.padding(toLength: width, withPad: " ", startingAt: 0)
+    }
+
+    /// `5%`, `98.7%`.
+    static func percent(_ value: Double, digits: Int = 0) -> String {
+      String(format: "%.\(digits)f%%", value * 100)
+    }
+
+    /// A duration in seconds, as short as it goes: `5`, `0.25`.
+    static func seconds(_ duration: Duration) -> String {
+      String(format: "%g", duration / .milliseconds(1) / 1000)
+    }
+
+    /// A duration in whole milliseconds.
+    static func milliseconds(_ duration: Duration) -> Int {
+      Int((duration / .microseconds(1) / 1000).rounded())
+    }
+
+    // MARK: - The machine
+
+    /// The 1-minute load average now.
+    static func loadAverage() -> Double? {
+      (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.flatMap {
+        Double($0)
+      }
+    }
+
+    /// The first of `pairs` consecutive even (RTP) and odd (RTCP) port pairs on 127.0.0.1 that
+    /// nothing has bound now, from a random even port in 20000–40000.
+    static func freePorts(pairs: Int) throws -> Int {
+      for _ in 0..<100 {
+        let first = 2 * Int.random(in: 10_000..<20_000)
+        if (first..<(first + 2 * pairs)).allSatisfy(isFree) { return first }
+      }
+      throw RevueError(.invalidState, "found no \(pairs) free port pairs on 127.0.0.1")
+    }
+
+    /// Whether a UDP socket can bind `port` on every address now.
+    private static func isFree(_ port: Int) -> Bool {
+      let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+      guard descriptor >= 0 else { return false }
+      defer { close(descriptor) }
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = in_port_t(UInt16(port).bigEndian)
+      address.sin_addr.s_addr = INADDR_ANY
+      return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+      }
+    }
+  }
+
+  /// Runs `revue bench links`, prints its table as it goes, and writes the reports asked for.
+  func links() async throws {
+    #if DEBUG
+      FileHandle.standardError.write(
+        Data("revue bench links: this is a debug build; build with -c release for the numbers in docs\n".utf8))
+    #endif
+    let started = ContinuousClock.now
+    var links = Links()
+    if let frames {
+      links.frames = frames
+      links.outageFrames = max(frames, 390)
+    }
+    let (loss, outage, load) = await links.run { print($0) }
+    let seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000
+    print(String(format: "bench links: %.0f s", seconds))
+    if let markdownPath {
+      let text = links.markdown(
+        loss: loss, outage: outage, load: load, seconds: seconds, command: linksCommand(markdownPath))
+      try text.write(toFile: markdownPath, atomically: true, encoding: .utf8)
+    }
+    if let jsonPath {
+      let report: [String: Any] = [
+        "seconds": seconds, "loadAverage": load, "loss": loss.map(Links.json), "outage": outage.map(Links.json),
+      ]
+      let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
+      try data.write(to: URL(fileURLWithPath: jsonPath))
+    }
+    let failed = (loss + outage).filter { $0.result == nil }
+    if !failed.isEmpty {
+      throw RevueError(.invalidState, "bench links: \(failed.count) trials failed (see the table)")
+    }
+  }
+
+  /// The command that makes the report at `path`.
+  func linksCommand(_ path: String) -> String {
+    "swift build -c release && .build/release/revue bench links" + (frames.map { " --frames \($0)" } ?? "")
+      + " --markdown \(path)"
+  }
+}
+
+// MARK: - The reports
+
+extension BenchCommand.Links {
+  /// A trial's outcome as JSON.
+  static func json(_ outcome: Outcome) -> [String: Any] {
+    let trial = outcome.trial
+    var object: [String: Any] = [
+      "codec": trial.codec.rawValue, "width": trial.width, "height": trial.height, "loss": trial.link.loss,
+      "recovery": LinkTrial.name(of: trial.recovery), "frames": trial.frames, "seed": Int(trial.seed),
+      "seconds": outcome.seconds,
+    ]
+    if let failure = outcome.failure { object["failure"] = failure }
+    let target = verdict(outcome)
+    if !target.isEmpty { object["target"] = target }
+    guard let result = outcome.result else { return object }
+    let verdict = result.verdict
+    object["framesSent"] = verdict.framesSent
+    object["framesShown"] = verdict.framesShown
+    object["framesIntact"] = verdict.framesIntact
+    object["fractionIntact"] = verdict.fractionIntact
+    object["longestFreezeMs"] = milliseconds(verdict.longestFreeze)
+    object["freezesOver200Ms"] = verdict.freezesOverThreshold
+    object["delayMs"] = verdict.delay.map(milliseconds)
+    object["forward"] = counters(result.forward)
+    object["backward"] = counters(result.backward)
+    object["nacksSent"] = result.received.nacksSent
+    object["packetsRetransmitted"] = result.sent.packetsRetransmitted
+    object["retransmissionsUsed"] = result.received.packetsRetransmitted
+    object["packetsRebuiltByFEC"] = result.received.packetsRecovered
+    object["packetsGivenUp"] = result.received.packetsLost
+    object["keyframesAsked"] = result.received.keyframeRequests
+    object["keyframesMade"] = result.sent.keyframeRequestsHonoured
+    if let outage = result.outage {
+      var report: [String: Any] = [
+        "seconds": outage.duration / .milliseconds(1) / 1000, "publicationRunning": outage.publicationRunning,
+        "receiverRunning": outage.receiverRunning,
+      ]
+      report["recoveryMs"] = outage.recoveryTime.map(milliseconds) ?? NSNull()
+      report["firstFrameBack"] = outage.firstFrameBack ?? NSNull()
+      let leftOut = outage.framesLeftOut.map { [$0.lowerBound, $0.upperBound] }
+      report["framesLeftOut"] = leftOut ?? NSNull()
+      object["outage"] = report
+    }
+    return object
+  }
+
+  private static func counters(_ counters: LinkEmulator.Counters) -> [String: Int] {
+    [
+      "packetsIn": counters.packetsIn, "bytesIn": counters.bytesIn, "lost": counters.lost,
+      "droppedByOutage": counters.droppedByOutage, "packetsOut": counters.packetsOut,
+    ]
+  }
+
+  /// docs/loss-recovery.md: how Revue recovers, the loss matrix, the overhead, the outage, and
+  /// the targets missed.
+  func markdown(loss: [Outcome], outage: [Outcome], load: [Double], seconds: Double, command: String) -> String {
+    var lines = [
+      "# Loss recovery on real links", "",
+      "Made by `\(command)` in \(String(format: "%.0f", seconds)) s, on "
+        + "\(ISO8601DateFormatter().string(from: Date())).", "",
+      "Machine: \(BenchCommand.machine). "
+        + (load.isEmpty
+          ? ""
+          : "1-minute load average from \(String(format: "%.1f", load.min()!)) to \(String(format: "%.1f", load.max()!)) "
+            + "over the run (one trial alone, an encoder and two decoders, loads it by about 1–1.5; "
+            + "more is other work on the machine)."),
+      "", Self.howItWorks, "", Self.howMeasured(frames: frames, outageFrames: outageFrames), "",
+      "## Loss matrix", "", Self.lossIntroduction(frames: frames), "",
+      "| loss | codec | size | recovery | frames intact | longest freeze | freezes > 200 ms | behind the reference "
+        + "| target |",
+      "|---|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for outcome in loss {
+      let trial = outcome.trial
+      let head =
+        "| \(Self.percent(trial.link.loss)) | \(trial.codec.title) | \(trial.width)×\(trial.height) "
+        + "| \(LinkTrial.name(of: trial.recovery)) |"
+      guard let result = outcome.result else {
+        lines.append(head + " failed: \(outcome.failure ?? "?") | | | | MISSED |")
+        continue
+      }
+      let verdict = result.verdict
+      let target = Self.verdict(outcome)
+      lines.append(
+        head + " \(Self.percent(verdict.fractionIntact, digits: 1)) (\(verdict.framesIntact) of \(verdict.framesSent)) "
+          + "| \(Self.milliseconds(verdict.longestFreeze)) ms | \(verdict.freezesOverThreshold) "
+          + "| \(verdict.delay.map { "\(Self.milliseconds($0)) ms" } ?? "—") | \(target.isEmpty ? "—" : target) |")
+    }
+    lines += [
+      "", "## Overhead", "", Self.overheadIntroduction, "",
+      "| loss | codec | size | recovery | lost forward | lost backward | NACKs | retransmitted (per lost) "
+        + "| retransmissions used | rebuilt by FEC | given up | keyframes asked / made | packets vs off | bytes vs off |",
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for outcome in loss {
+      guard let result = outcome.result else { continue }
+      let trial = outcome.trial
+      let off = loss.first {
+        $0.trial.recovery.isEmpty && $0.trial.codec == trial.codec && $0.trial.width == trial.width
+          && $0.trial.link == trial.link
+      }?.result
+      func versus(_ value: (LinkEmulator.Counters) -> Int) -> String {
+        guard let off, !trial.recovery.isEmpty, value(off.forward) > 0 else { return "—" }
+        return String(format: "%+.1f%%", (Double(value(result.forward)) / Double(value(off.forward)) - 1) * 100)
+      }
+      lines.append(
+        "| \(Self.percent(trial.link.loss)) | \(trial.codec.title) | \(trial.width)×\(trial.height) "
+          + "| \(LinkTrial.name(of: trial.recovery)) | \(result.forward.lost) of \(result.forward.packetsIn) "
+          + "| \(result.backward.lost) of \(result.backward.packetsIn) | \(result.received.nacksSent) "
+          + "| \(Self.resent(result)) | \(result.received.packetsRetransmitted) | \(result.received.packetsRecovered) "
+          + "| \(result.received.packetsLost) "
+          + "| \(result.received.keyframeRequests) / \(result.sent.keyframeRequestsHonoured) "
+          + "| \(versus(\.packetsIn)) | \(versus(\.bytesIn)) |")
+    }
+    lines += Self.overheadSummary(loss)
+    lines += [
+      "", "## Outage", "", Self.outageIntroduction(outageFrames: outageFrames), "",
+      "| codec | size | recovery | picture back after the link | first frame back | frames left out "
+        + "| publication | receiver | frames intact outside the outage | longest freeze outside | keyframes asked / made "
+        + "| target |",
+      "|---|---|---|---:|---:|---|---|---|---:|---:|---:|---|",
+    ]
+    for outcome in outage {
+      let trial = outcome.trial
+      let head =
+        "| \(trial.codec.title) | \(trial.width)×\(trial.height) | \(LinkTrial.name(of: trial.recovery)) |"
+      guard let result = outcome.result, let report = result.outage else {
+        lines.append(head + " failed: \(outcome.failure ?? "no outage report") | | | | | | | | MISSED |")
+        continue
+      }
+      let verdict = result.verdict
+      lines.append(
+        head + " \(report.recoveryTime.map { "\(Self.milliseconds($0)) ms" } ?? "not back") "
+          + "| \(report.firstFrameBack.map(String.init) ?? "—") | \(report.framesLeftOut.map { "\($0)" } ?? "—") "
+          + "| \(report.publicationRunning ? "running" : "**not running**") "
+          + "| \(report.receiverRunning ? "running" : "**not running**") "
+          + "| \(Self.percent(verdict.fractionIntact, digits: 1)) (\(verdict.framesIntact) of \(verdict.framesSent)) "
+          + "| \(Self.milliseconds(verdict.longestFreeze)) ms "
+          + "| \(result.received.keyframeRequests) / \(result.sent.keyframeRequestsHonoured) "
+          + "| \(Self.verdict(outcome)) |")
+    }
+    lines += Self.fecFindings(loss)
+    lines += ["", "## Targets missed", ""]
+    let missed = (loss + outage).filter { Self.verdict($0).hasSuffix("MISSED") }
+    if missed.isEmpty {
+      lines.append("None in this run.")
+    } else {
+      for outcome in missed {
+        let what =
+          outcome.result.map { "\($0.verdict)" + ($0.outage.map { "; \($0)" } ?? "") } ?? (outcome.failure ?? "failed")
+        lines.append("- \(outcome.trial): \(what) (\(Self.verdict(outcome))).")
+      }
+    }
+    lines += ["", Self.closing]
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The overhead in a few sentences: retransmissions per packet lost, and the packets and bytes
+  /// NACK adds, over all the trials with NACK alone.
+  static func overheadSummary(_ loss: [Outcome]) -> [String] {
+    let withNACK = loss.filter { $0.trial.recovery == .nack }.compactMap(\.result)
+    let lost = withNACK.map(\.forward.lost).reduce(0, +)
+    let resent = withNACK.compactMap(\.sent.packetsRetransmitted).reduce(0, +)
+    let used = withNACK.map(\.received.packetsRetransmitted).reduce(0, +)
+    guard lost > 0 else { return [] }
+    return [
+      "",
+      "Over the \(withNACK.count) trials with NACK alone: \(resent) packets retransmitted for \(lost) lost forward, "
+        + String(format: "%.2f", Double(resent) / Double(lost)) + " per packet lost; \(used) of them came in time "
+        + "and filled a gap (" + String(format: "%.2f", Double(used) / Double(lost)) + " per packet lost: the "
+        + "rest were copies answering the second and third copy of a NACK, or came for a packet already there).",
+    ]
+  }
+
+  /// What the FEC rows show, said plainly: whether FEC rebuilt anything.
+  static func fecFindings(_ loss: [Outcome]) -> [String] {
+    let fec = loss.filter { $0.trial.recovery.contains(.fec) }
+    guard !fec.isEmpty else { return [] }
+    let results = fec.compactMap(\.result)
+    let rebuilt = results.map(\.received.packetsRecovered).reduce(0, +)
+    let alone = fec.filter { $0.trial.recovery == .fec }
+    let better = alone.filter { outcome in
+      guard let result = outcome.result,
+        let off = loss.first(where: {
+          $0.trial.recovery.isEmpty && $0.trial.codec == outcome.trial.codec && $0.trial.width == outcome.trial.width
+            && $0.trial.link == outcome.trial.link
+        })?.result
+      else { return false }
+      return result.verdict.fractionIntact > off.verdict.fractionIntact
+    }
+    var lines = ["", "## FEC (ULPFEC), not the default", ""]
+    if results.count < fec.count {
+      lines.append("- \(fec.count - results.count) of the \(fec.count) FEC trials failed to run (see the tables).")
+    }
+    if rebuilt == 0 {
+      lines.append(
+        "- **FEC does not work end to end**: in \(results.count) trials with `.fec` the receiver rebuilt no packet "
+          + "from FEC (`packetsRecovered` 0). `.fec` alone did better than recovery off in \(better.count) of "
+          + "\(alone.count) runs.")
+    } else {
+      lines.append(
+        "- The receiver rebuilt \(rebuilt) packets from FEC in \(results.count) trials with `.fec`; `.fec` alone did "
+          + "better than recovery off in \(better.count) of \(alone.count) runs.")
+    }
+    return lines
+  }
+}
+
+extension VideoCodec {
+  /// `VP8`, `H.264`.
+  fileprivate var title: String { self == .vp8 ? "VP8" : "H.264" }
+}
