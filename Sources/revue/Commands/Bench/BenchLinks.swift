@@ -63,15 +63,92 @@ extension BenchCommand {
       }
     }
 
-    /// What one trial gave: its result, or why it failed.
+    /// What a trial measured, as its child process reports it (`measured=JSON`).
+    struct Measured: Codable, Sendable, Hashable {
+      /// What the link did to one direction's packets.
+      struct Direction: Codable, Sendable, Hashable {
+        var packetsIn: Int
+        var bytesIn: Int
+        var lost: Int
+      }
+
+      /// What an outage did.
+      struct Outage: Codable, Sendable, Hashable {
+        /// From the link's return to the first intact frame, in ms; nil when none came.
+        var recoveryMs: Double?
+        var firstFrameBack: Int?
+        /// The frames the verdict left out, `[lower, upper)`.
+        var framesLeftOut: [Int]?
+        var publicationRunning: Bool
+        var receiverRunning: Bool
+        /// ``LinkTrial/Result/Outage``'s description.
+        var summary: String
+      }
+
+      var framesSent: Int
+      var framesShown: Int
+      var framesIntact: Int
+      var longestFreezeMs: Double
+      var freezesOver200Ms: Int
+      var delayMs: Double?
+      var forward: Direction
+      var backward: Direction
+      var nacksSent: Int
+      var packetsRetransmitted: Int?
+      var retransmissionsUsed: Int
+      var packetsRebuiltByFEC: Int
+      var packetsGivenUp: Int
+      var keyframesAsked: Int
+      var keyframesMade: Int
+      var outage: Outage?
+      /// ``LinkTrial/Result``'s description.
+      var summary: String
+
+      /// The share of the frames sent shown intact.
+      var fractionIntact: Double { framesSent == 0 ? 1 : Double(framesIntact) / Double(framesSent) }
+
+      /// What `result` says.
+      init(_ result: LinkTrial.Result) {
+        let verdict = result.verdict
+        let milliseconds = { (duration: Duration) in duration / .microseconds(1) / 1000 }
+        framesSent = verdict.framesSent
+        framesShown = verdict.framesShown
+        framesIntact = verdict.framesIntact
+        longestFreezeMs = milliseconds(verdict.longestFreeze)
+        freezesOver200Ms = verdict.freezesOverThreshold
+        delayMs = verdict.delay.map(milliseconds)
+        forward = Direction(
+          packetsIn: result.forward.packetsIn, bytesIn: result.forward.bytesIn, lost: result.forward.lost)
+        backward = Direction(
+          packetsIn: result.backward.packetsIn, bytesIn: result.backward.bytesIn, lost: result.backward.lost)
+        nacksSent = result.received.nacksSent
+        packetsRetransmitted = result.sent.packetsRetransmitted
+        retransmissionsUsed = result.received.packetsRetransmitted
+        packetsRebuiltByFEC = result.received.packetsRecovered
+        packetsGivenUp = result.received.packetsLost
+        keyframesAsked = result.received.keyframeRequests
+        keyframesMade = result.sent.keyframeRequestsHonoured
+        outage = result.outage.map { outage in
+          Outage(
+            recoveryMs: outage.recoveryTime.map(milliseconds), firstFrameBack: outage.firstFrameBack,
+            framesLeftOut: outage.framesLeftOut.map { [$0.lowerBound, $0.upperBound] },
+            publicationRunning: outage.publicationRunning, receiverRunning: outage.receiverRunning,
+            summary: outage.description)
+        }
+        summary = result.description
+      }
+    }
+
+    /// What one trial gave: what it measured, or why it failed.
     struct Outcome: Sendable {
       var trial: LinkTrial
-      var result: LinkTrial.Result?
+      var result: Measured?
       var failure: String?
       var seconds: Double
     }
 
-    /// Runs every trial, printing a line for each as it ends.
+    /// Runs every trial, each in a child process of its own (a GStreamer assertion in one must not
+    /// end the bench), printing a line for each as it ends.
     func run(print: @Sendable (String) -> Void) async -> (loss: [Outcome], outage: [Outcome], load: [Double]) {
       var load = [Self.loadAverage()].compactMap { $0 }
       func each(_ trials: [LinkTrial]) async -> [Outcome] {
@@ -80,7 +157,7 @@ extension BenchCommand {
           let started = ContinuousClock.now
           var outcome = Outcome(trial: trial, seconds: 0)
           do {
-            outcome.result = try await trial.run(port: try Self.freePorts(pairs: 3))
+            outcome.result = try await Self.runChild(trial)
           } catch {
             outcome.failure = "\(error)"
           }
@@ -97,6 +174,48 @@ extension BenchCommand {
       print("outage of \(Self.seconds(Self.outage)) s from frame \(LinkTrial.outageFrame), 30 ± 10 ms, no loss:")
       let outage = await each(outageTrials)
       return (loss, outage, load)
+    }
+
+    /// A trial as the parameters of a bench child (`revue bench --child link-trial …`).
+    static func parameters(_ trial: LinkTrial) -> [String: String] {
+      var parameters = [
+        "codec": trial.codec.rawValue, "width": "\(trial.width)", "height": "\(trial.height)",
+        "loss": "\(trial.link.loss)", "recovery": LinkTrial.name(of: trial.recovery), "frames": "\(trial.frames)",
+        "seed": "\(trial.seed)",
+      ]
+      if let outage = trial.outage { parameters["outage"] = "\(Int(outage / .milliseconds(1)))" }
+      return parameters
+    }
+
+    /// The trial the parameters of a bench child describe (the link 30 ± 10 ms).
+    static func trial(_ parameters: [String: String]) throws -> LinkTrial {
+      let recoveries: [String: LossRecovery] = ["nack": .nack, "fec": .fec, "nack+fec": [.nack, .fec], "off": []]
+      guard let codec = parameters["codec"].flatMap(VideoCodec.init(rawValue:)),
+        let width = parameters["width"].flatMap(Int.init), let height = parameters["height"].flatMap(Int.init),
+        let loss = parameters["loss"].flatMap(Double.init),
+        let recovery = parameters["recovery"].flatMap({ recoveries[$0] }),
+        let frames = parameters["frames"].flatMap(Int.init), let seed = parameters["seed"].flatMap(UInt64.init)
+      else { throw RevueError(.invalidInput, "bench child: no link trial in \(parameters)") }
+      return LinkTrial(
+        codec: codec, width: width, height: height, link: link(loss: loss), recovery: recovery, frames: frames,
+        seed: seed, outage: parameters["outage"].flatMap(Int.init).map { .milliseconds($0) })
+    }
+
+    /// Runs `trial` in a child process and reads what it measured.
+    /// - Throws: ``RevueError`` when the child fails (its last error line), ends without a result,
+    ///   or runs past its time (the trial's frames and a minute).
+    static func runChild(_ trial: LinkTrial) async throws -> Measured {
+      let child = try ChildProcess.revue("link-trial", parameters(trial))
+      let exit = await child.wait(stoppingAfter: Double(trial.frames) / 30 + 60)
+      let line = child.results.last { $0.key == "measured" }?.value
+      guard exit.succeeded, let line, let measured = try? JSONDecoder().decode(Measured.self, from: Data(line.utf8))
+      else {
+        let errors = exit.errors.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("rror:") }
+        let why = errors.first.map(String.init) ?? String(exit.errors.suffix(300))
+        throw RevueError(
+          .gstreamer, (exit.succeeded ? "ended without a result: " : "the trial's process failed: ") + why)
+      }
+      return measured
     }
 
     // MARK: - Targets
@@ -117,14 +236,15 @@ extension BenchCommand {
         let text = "back < \(milliseconds(recoveryTarget)) ms, both ends running"
         guard let outage = outcome.result?.outage else { return "\(text): MISSED" }
         let met =
-          outage.recoveryTime.map { $0 < recoveryTarget } == true && outage.publicationRunning
+          outage.recoveryMs.map { $0 < Double(milliseconds(recoveryTarget)) } == true && outage.publicationRunning
           && outage.receiverRunning
         return "\(text): \(met ? "met" : "MISSED")"
       }
       guard let target = target(outcome.trial) else { return "" }
       let text = "≥ \(Int(target.intact * 100))%, ≤ \(milliseconds(target.freeze)) ms"
-      guard let verdict = outcome.result?.verdict else { return "\(text): MISSED" }
-      let met = verdict.fractionIntact >= target.intact && verdict.longestFreeze <= target.freeze
+      guard let result = outcome.result else { return "\(text): MISSED" }
+      let met =
+        result.fractionIntact >= target.intact && result.longestFreezeMs <= Double(milliseconds(target.freeze))
       return "\(text): \(met ? "met" : "MISSED")"
     }
 
@@ -143,21 +263,20 @@ extension BenchCommand {
       guard let result = outcome.result else {
         return text + "FAILED after \(String(format: "%.0f", outcome.seconds)) s: \(outcome.failure ?? "?")"
       }
-      let verdict = result.verdict
       text +=
-        pad("\(verdict.framesIntact)/\(verdict.framesSent) (\(percent(verdict.fractionIntact, digits: 1)))", 22)
-        + pad("\(milliseconds(verdict.longestFreeze)) ms", 8) + pad("\(verdict.freezesOverThreshold)", 6)
-        + pad("\(result.forward.lost)/\(result.backward.lost)", 15) + pad("\(result.received.nacksSent)", 7)
-        + pad(resent(result), 19) + pad("\(result.received.packetsRecovered)", 5)
-        + pad("\(result.received.keyframeRequests)/\(result.sent.keyframeRequestsHonoured)", 16)
-      if let outage = result.outage { text += outage.description + "  " }
+        pad("\(result.framesIntact)/\(result.framesSent) (\(percent(result.fractionIntact, digits: 1)))", 22)
+        + pad("\(Int(result.longestFreezeMs.rounded())) ms", 8) + pad("\(result.freezesOver200Ms)", 6)
+        + pad("\(result.forward.lost)/\(result.backward.lost)", 15) + pad("\(result.nacksSent)", 7)
+        + pad(resent(result), 19) + pad("\(result.packetsRebuiltByFEC)", 5)
+        + pad("\(result.keyframesAsked)/\(result.keyframesMade)", 16)
+      if let outage = result.outage { text += outage.summary + "  " }
       let target = Self.verdict(outcome)
       return text + (target.isEmpty ? "" : "[\(target)]") + String(format: "  (%.0f s)", outcome.seconds)
     }
 
     /// `240 (3.0)`: packets retransmitted, and per packet lost forward; `—` without NACK.
-    static func resent(_ result: LinkTrial.Result) -> String {
-      guard let resent = result.sent.packetsRetransmitted else { return "—" }
+    static func resent(_ result: Measured) -> String {
+      guard let resent = result.packetsRetransmitted else { return "—" }
       guard result.forward.lost > 0 else { return "\(resent)" }
       return "\(resent) (\(String(format: "%.2f", Double(resent) / Double(result.forward.lost))))"
     }
@@ -238,11 +357,11 @@ extension BenchCommand {
       try text.write(toFile: markdownPath, atomically: true, encoding: .utf8)
     }
     if let jsonPath {
-      let report: [String: Any] = [
-        "seconds": seconds, "loadAverage": load, "loss": loss.map(Links.json), "outage": outage.map(Links.json),
-      ]
-      let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
-      try data.write(to: URL(fileURLWithPath: jsonPath))
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+      let report = Links.Report(
+        seconds: seconds, loadAverage: load, loss: loss.map(Links.Entry.init), outage: outage.map(Links.Entry.init))
+      try encoder.encode(report).write(to: URL(fileURLWithPath: jsonPath))
     }
     let failed = (loss + outage).filter { $0.result == nil }
     if !failed.isEmpty {
@@ -260,54 +379,38 @@ extension BenchCommand {
 // MARK: - The reports
 
 extension BenchCommand.Links {
-  /// A trial's outcome as JSON.
-  static func json(_ outcome: Outcome) -> [String: Any] {
-    let trial = outcome.trial
-    var object: [String: Any] = [
-      "codec": trial.codec.rawValue, "width": trial.width, "height": trial.height, "loss": trial.link.loss,
-      "recovery": LinkTrial.name(of: trial.recovery), "frames": trial.frames, "seed": Int(trial.seed),
-      "seconds": outcome.seconds,
-    ]
-    if let failure = outcome.failure { object["failure"] = failure }
-    let target = verdict(outcome)
-    if !target.isEmpty { object["target"] = target }
-    guard let result = outcome.result else { return object }
-    let verdict = result.verdict
-    object["framesSent"] = verdict.framesSent
-    object["framesShown"] = verdict.framesShown
-    object["framesIntact"] = verdict.framesIntact
-    object["fractionIntact"] = verdict.fractionIntact
-    object["longestFreezeMs"] = milliseconds(verdict.longestFreeze)
-    object["freezesOver200Ms"] = verdict.freezesOverThreshold
-    object["delayMs"] = verdict.delay.map(milliseconds)
-    object["forward"] = counters(result.forward)
-    object["backward"] = counters(result.backward)
-    object["nacksSent"] = result.received.nacksSent
-    object["packetsRetransmitted"] = result.sent.packetsRetransmitted
-    object["retransmissionsUsed"] = result.received.packetsRetransmitted
-    object["packetsRebuiltByFEC"] = result.received.packetsRecovered
-    object["packetsGivenUp"] = result.received.packetsLost
-    object["keyframesAsked"] = result.received.keyframeRequests
-    object["keyframesMade"] = result.sent.keyframeRequestsHonoured
-    if let outage = result.outage {
-      var report: [String: Any] = [
-        "seconds": outage.duration / .milliseconds(1) / 1000, "publicationRunning": outage.publicationRunning,
-        "receiverRunning": outage.receiverRunning,
-      ]
-      report["recoveryMs"] = outage.recoveryTime.map(milliseconds) ?? NSNull()
-      report["firstFrameBack"] = outage.firstFrameBack ?? NSNull()
-      let leftOut = outage.framesLeftOut.map { [$0.lowerBound, $0.upperBound] }
-      report["framesLeftOut"] = leftOut ?? NSNull()
-      object["outage"] = report
+  /// A trial and what it measured, for `--json`.
+  struct Entry: Encodable {
+    var codec: String
+    var width: Int
+    var height: Int
+    var loss: Double
+    var recovery: String
+    var frames: Int
+    var seed: UInt64
+    var outageSeconds: Double?
+    var seconds: Double
+    var target: String?
+    var failure: String?
+    var measured: Measured?
+
+    init(_ outcome: Outcome) {
+      let trial = outcome.trial
+      (codec, width, height, loss) = (trial.codec.rawValue, trial.width, trial.height, trial.link.loss)
+      (recovery, frames, seed) = (LinkTrial.name(of: trial.recovery), trial.frames, trial.seed)
+      outageSeconds = trial.outage.map { $0 / .milliseconds(1) / 1000 }
+      (seconds, failure, measured) = (outcome.seconds, outcome.failure, outcome.result)
+      let verdict = BenchCommand.Links.verdict(outcome)
+      target = verdict.isEmpty ? nil : verdict
     }
-    return object
   }
 
-  private static func counters(_ counters: LinkEmulator.Counters) -> [String: Int] {
-    [
-      "packetsIn": counters.packetsIn, "bytesIn": counters.bytesIn, "lost": counters.lost,
-      "droppedByOutage": counters.droppedByOutage, "packetsOut": counters.packetsOut,
-    ]
+  /// The whole run, for `--json`.
+  struct Report: Encodable {
+    var seconds: Double
+    var loadAverage: [Double]
+    var loss: [Entry]
+    var outage: [Entry]
   }
 
   /// docs/loss-recovery.md: how Revue recovers, the loss matrix, the overhead, the outage, and
@@ -338,12 +441,12 @@ extension BenchCommand.Links {
         lines.append(head + " failed: \(outcome.failure ?? "?") | | | | MISSED |")
         continue
       }
-      let verdict = result.verdict
       let target = Self.verdict(outcome)
+      let intact = "\(Self.percent(result.fractionIntact, digits: 1)) (\(result.framesIntact) of \(result.framesSent))"
+      let delay = result.delayMs.map { "\(Int($0.rounded())) ms" } ?? "—"
       lines.append(
-        head + " \(Self.percent(verdict.fractionIntact, digits: 1)) (\(verdict.framesIntact) of \(verdict.framesSent)) "
-          + "| \(Self.milliseconds(verdict.longestFreeze)) ms | \(verdict.freezesOverThreshold) "
-          + "| \(verdict.delay.map { "\(Self.milliseconds($0)) ms" } ?? "—") | \(target.isEmpty ? "—" : target) |")
+        head + " \(intact) | \(Int(result.longestFreezeMs.rounded())) ms | \(result.freezesOver200Ms) | \(delay) "
+          + "| \(target.isEmpty ? "—" : target) |")
     }
     lines += [
       "", "## Overhead", "", Self.overheadIntroduction, "",
@@ -358,17 +461,16 @@ extension BenchCommand.Links {
         $0.trial.recovery.isEmpty && $0.trial.codec == trial.codec && $0.trial.width == trial.width
           && $0.trial.link == trial.link
       }?.result
-      func versus(_ value: (LinkEmulator.Counters) -> Int) -> String {
+      func versus(_ value: (Measured.Direction) -> Int) -> String {
         guard let off, !trial.recovery.isEmpty, value(off.forward) > 0 else { return "—" }
         return String(format: "%+.1f%%", (Double(value(result.forward)) / Double(value(off.forward)) - 1) * 100)
       }
       lines.append(
         "| \(Self.percent(trial.link.loss)) | \(trial.codec.title) | \(trial.width)×\(trial.height) "
           + "| \(LinkTrial.name(of: trial.recovery)) | \(result.forward.lost) of \(result.forward.packetsIn) "
-          + "| \(result.backward.lost) of \(result.backward.packetsIn) | \(result.received.nacksSent) "
-          + "| \(Self.resent(result)) | \(result.received.packetsRetransmitted) | \(result.received.packetsRecovered) "
-          + "| \(result.received.packetsLost) "
-          + "| \(result.received.keyframeRequests) / \(result.sent.keyframeRequestsHonoured) "
+          + "| \(result.backward.lost) of \(result.backward.packetsIn) | \(result.nacksSent) "
+          + "| \(Self.resent(result)) | \(result.retransmissionsUsed) | \(result.packetsRebuiltByFEC) "
+          + "| \(result.packetsGivenUp) | \(result.keyframesAsked) / \(result.keyframesMade) "
           + "| \(versus(\.packetsIn)) | \(versus(\.bytesIn)) |")
     }
     lines += Self.overheadSummary(loss)
@@ -387,16 +489,15 @@ extension BenchCommand.Links {
         lines.append(head + " failed: \(outcome.failure ?? "no outage report") | | | | | | | | MISSED |")
         continue
       }
-      let verdict = result.verdict
+      let back = report.recoveryMs.map { "\(Int($0.rounded())) ms" } ?? "not back"
+      let leftOut = report.framesLeftOut.map { "\($0[0])..<\($0[1])" } ?? "—"
+      let intact = "\(Self.percent(result.fractionIntact, digits: 1)) (\(result.framesIntact) of \(result.framesSent))"
       lines.append(
-        head + " \(report.recoveryTime.map { "\(Self.milliseconds($0)) ms" } ?? "not back") "
-          + "| \(report.firstFrameBack.map(String.init) ?? "—") | \(report.framesLeftOut.map { "\($0)" } ?? "—") "
+        head + " \(back) | \(report.firstFrameBack.map(String.init) ?? "—") | \(leftOut) "
           + "| \(report.publicationRunning ? "running" : "**not running**") "
           + "| \(report.receiverRunning ? "running" : "**not running**") "
-          + "| \(Self.percent(verdict.fractionIntact, digits: 1)) (\(verdict.framesIntact) of \(verdict.framesSent)) "
-          + "| \(Self.milliseconds(verdict.longestFreeze)) ms "
-          + "| \(result.received.keyframeRequests) / \(result.sent.keyframeRequestsHonoured) "
-          + "| \(Self.verdict(outcome)) |")
+          + "| \(intact) | \(Int(result.longestFreezeMs.rounded())) ms "
+          + "| \(result.keyframesAsked) / \(result.keyframesMade) | \(Self.verdict(outcome)) |")
     }
     lines += Self.fecFindings(loss)
     lines += ["", "## Targets missed", ""]
@@ -405,8 +506,7 @@ extension BenchCommand.Links {
       lines.append("None in this run.")
     } else {
       for outcome in missed {
-        let what =
-          outcome.result.map { "\($0.verdict)" + ($0.outage.map { "; \($0)" } ?? "") } ?? (outcome.failure ?? "failed")
+        let what = outcome.result?.summary ?? (outcome.failure ?? "failed")
         lines.append("- \(outcome.trial): \(what) (\(Self.verdict(outcome))).")
       }
     }
@@ -419,8 +519,8 @@ extension BenchCommand.Links {
   static func overheadSummary(_ loss: [Outcome]) -> [String] {
     let withNACK = loss.filter { $0.trial.recovery == .nack }.compactMap(\.result)
     let lost = withNACK.map(\.forward.lost).reduce(0, +)
-    let resent = withNACK.compactMap(\.sent.packetsRetransmitted).reduce(0, +)
-    let used = withNACK.map(\.received.packetsRetransmitted).reduce(0, +)
+    let resent = withNACK.compactMap(\.packetsRetransmitted).reduce(0, +)
+    let used = withNACK.map(\.retransmissionsUsed).reduce(0, +)
     guard lost > 0 else { return [] }
     return [
       "",
@@ -436,7 +536,7 @@ extension BenchCommand.Links {
     let fec = loss.filter { $0.trial.recovery.contains(.fec) }
     guard !fec.isEmpty else { return [] }
     let results = fec.compactMap(\.result)
-    let rebuilt = results.map(\.received.packetsRecovered).reduce(0, +)
+    let rebuilt = results.map(\.packetsRebuiltByFEC).reduce(0, +)
     let alone = fec.filter { $0.trial.recovery == .fec }
     let better = alone.filter { outcome in
       guard let result = outcome.result,
@@ -445,13 +545,18 @@ extension BenchCommand.Links {
             && $0.trial.link == outcome.trial.link
         })?.result
       else { return false }
-      return result.verdict.fractionIntact > off.verdict.fractionIntact
+      return result.fractionIntact > off.fractionIntact
     }
     var lines = ["", "## FEC (ULPFEC), not the default", ""]
-    if results.count < fec.count {
-      lines.append("- \(fec.count - results.count) of the \(fec.count) FEC trials failed to run (see the tables).")
+    let failures = fec.compactMap(\.failure)
+    if let failure = failures.first {
+      lines.append(
+        "- **FEC does not work end to end: \(failures.count) of the \(fec.count) trials with `.fec` failed**, the "
+          + "first with: `\(failure)`. Each trial runs in a process of its own, so the other rows stand.")
     }
-    if rebuilt == 0 {
+    if results.isEmpty {
+      lines.append("- No trial with `.fec` gave a result.")
+    } else if rebuilt == 0 {
       lines.append(
         "- **FEC does not work end to end**: in \(results.count) trials with `.fec` the receiver rebuilt no packet "
           + "from FEC (`packetsRecovered` 0). `.fec` alone did better than recovery off in \(better.count) of "
