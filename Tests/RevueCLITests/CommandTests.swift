@@ -67,11 +67,12 @@ import Testing
     #expect(throws: UsageError.self) { try Command.parse(["bench", "link"]) }
     #expect(Command.usage.contains("links (run only when named"))
 
-    // Loss {5%, 10%} × codec × size × recovery {nack, off}, and FEC at 640×480; then the outage.
+    // Loss {0, 5%, 10%} × codec × size × recovery {nack, off}, and FEC at 640×480 through loss;
+    // then the outage.
     let links = BenchCommand.Links()
     let trials = links.lossTrials
-    #expect(trials.count == 2 * 2 * 2 * 2 + 2 * 2 * 2)
-    #expect(Set(trials.map(\.link.loss)) == [0.05, 0.10])
+    #expect(trials.count == 3 * 2 * 2 * 2 + 2 * 2 * 2)
+    #expect(Set(trials.map(\.link.loss)) == [0, 0.05, 0.10])
     #expect(trials.allSatisfy { $0.frames == 300 && $0.outage == nil && $0.link.delay == .milliseconds(30) })
     #expect(trials.allSatisfy { $0.link.jitter == .milliseconds(10) })
     for codec in [VideoCodec.vp8, .h264] {
@@ -79,14 +80,19 @@ import Testing
         for recovery in [LossRecovery.nack, []] {
           #expect(
             trials.filter { $0.codec == codec && $0.width == width && $0.height == height && $0.recovery == recovery }
-              .count == 2, "\(codec) \(width)x\(height) \(recovery)")
+              .count == 3, "\(codec) \(width)x\(height) \(recovery)")
         }
       }
     }
-    #expect(trials.filter { $0.recovery.contains(.fec) }.allSatisfy { $0.width == 640 })
-    #expect(BenchCommand.Links.target(trials[0])! == (0.98, .milliseconds(200)))
+    #expect(trials.filter { $0.recovery.contains(.fec) }.allSatisfy { $0.width == 640 && $0.link.loss > 0 })
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.05 }!)! == (0.98, .milliseconds(200)))
     #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.10 }!)! == (0.95, .milliseconds(500)))
     #expect(BenchCommand.Links.target(trials.first { $0.recovery.isEmpty }!) == nil)
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0 }!) == nil, "the issue sets none there")
+    // A trial goes to its child process and back unchanged.
+    for trial in trials + links.outageTrials {
+      #expect(try BenchCommand.Links.trial(BenchCommand.Links.parameters(trial)) == trial)
+    }
     let outages = links.outageTrials
     #expect(outages.count == 4)
     #expect(outages.allSatisfy { $0.outage == .seconds(5) && $0.width == 640 && $0.link.loss == 0 })
