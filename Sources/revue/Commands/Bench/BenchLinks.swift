@@ -496,7 +496,7 @@ extension BenchCommand.Links {
         "| \(Self.percent(trial.link.loss)) | \(trial.codec.title) | \(trial.width)×\(trial.height) "
         + "| \(LinkTrial.name(of: trial.recovery)) |"
       guard let result = outcome.result else {
-        lines.append(head + " failed: \(outcome.failure ?? "?") | | | | MISSED |")
+        lines.append(head + " **failed** (see *Targets missed*) | — | — | — | MISSED |")
         continue
       }
       let target = Self.verdict(outcome)
@@ -544,7 +544,7 @@ extension BenchCommand.Links {
       let head =
         "| \(trial.codec.title) | \(trial.width)×\(trial.height) | \(LinkTrial.name(of: trial.recovery)) |"
       guard let result = outcome.result, let report = result.outage else {
-        lines.append(head + " failed: \(outcome.failure ?? "no outage report") | | | | | | | | MISSED |")
+        lines.append(head + " **failed** (see *Targets missed*) | — | — | — | — | — | — | — | MISSED |")
         continue
       }
       let back = report.recoveryMs.map { "\(Int($0.rounded())) ms" } ?? "not back"
@@ -563,9 +563,22 @@ extension BenchCommand.Links {
     if missed.isEmpty {
       lines.append("None in this run.")
     } else {
+      // Trials that failed alike on one line, the others one each.
+      var failures: [(why: String, trials: [LinkTrial])] = []
       for outcome in missed {
-        let what = outcome.result?.summary ?? (outcome.failure ?? "failed")
-        lines.append("- \(outcome.trial): \(what) (\(Self.verdict(outcome))).")
+        if let result = outcome.result {
+          lines.append("- \(outcome.trial): \(result.summary) (\(Self.verdict(outcome))).")
+          continue
+        }
+        let why = outcome.failure ?? "failed"
+        if let index = failures.firstIndex(where: { $0.why == why }) {
+          failures[index].trials.append(outcome.trial)
+        } else {
+          failures.append((why, [outcome.trial]))
+        }
+      }
+      for (why, trials) in failures {
+        lines.append("- \(trials.map { "\($0)" }.joined(separator: "; ")): \(why).")
       }
     }
     lines += ["", Self.closing]

@@ -65,8 +65,8 @@ extension BenchCommand.Links {
     (`StampedFrameSource`: each frame's number in its pixels, and content that costs an encoder
     bits) at 30 fps, at seed 002's bitrate for the size (600 kbit/s at 640×480, 1.5 Mbit/s at
     720p), through `LinkEmulator`, a user-space UDP relay (the kernel here has no `netem`) that
-    loses, delays and jitters packets both ways, seeded (5% at seed 1, 10% at seed 2, the
-    outage at seed 5; recovery on and off start from the same draws). The emulator's tap copies every
+    loses, delays and jitters packets both ways, seeded (no loss at seed 3, 5% at seed 1, 10% at
+    seed 2, the outage at seed 5; recovery on and off start from the same draws). The emulator's tap copies every
     packet the sender sent, unimpaired, to a reference receiver. Both receivers are `Room.listen`
     with the same recovery, each rendering into a `FrameProbe` that reads the frame's number and
     hashes every pixel; `FrameJudge` counts a frame **intact** only when the tested receiver showed
@@ -74,8 +74,9 @@ extension BenchCommand.Links {
     reference without a word, so decoder messages prove nothing). The **longest freeze** is the
     longest time the tested receiver's viewer waited for the next intact frame, the link's
     median extra delay taken out. The first 2 s (start-up) and the last half second (still on
-    their way) are not judged. Everything runs in one process on loopback: sender, emulator and
-    both receivers (an encoder and two decoders on the machine's cores). Loss trials push
+    their way) are not judged. Each trial runs in a process of its own, on loopback: sender,
+    emulator and both receivers (an encoder and two decoders on the machine's cores); one trial
+    at a time. Loss trials push
     \(frames) frames, outage trials \(outageFrames).
     """
   }
