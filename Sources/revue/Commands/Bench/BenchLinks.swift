@@ -259,7 +259,15 @@ extension BenchCommand {
     /// minute), and its CPU time.
     /// - Throws: ``RevueError`` when the child cannot start.
     static func runChild(_ trial: LinkTrial) async throws -> (Measured?, String?, Double) {
-      let child = try ChildProcess.revue("link-trial", parameters(trial))
+      // Without the Swift runtime's backtracer: a child that aborts (FEC) ends at once, rather than
+      // leave a `swift-backtrace` behind that holds its output pipe (seen to hang for minutes).
+      let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+      let arguments = parameters(trial).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+      var environment = ProcessInfo.processInfo.environment
+      environment["SWIFT_BACKTRACE"] = "enable=no"
+      let child = try ChildProcess(
+        [executable, "bench", "--child", "link-trial"] + arguments, output: .collect,
+        environment: environment.map { "\($0.key)=\($0.value)" })
       let exit = await child.wait(stoppingAfter: Double(trial.frames) / 30 + 60)
       let line = child.results.last { $0.key == "measured" }?.value
       if exit.succeeded, let line, let measured = try? JSONDecoder().decode(Measured.self, from: Data(line.utf8)) {
