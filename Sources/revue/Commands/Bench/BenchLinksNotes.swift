@@ -21,7 +21,7 @@ extension BenchCommand.Links {
     a lost packet would wait for its NACK longer than the jitter buffer waits for it. The first
     request for a packet goes **three times** (`RTPReceiver.firstNACKCopies`): a lost NACK or a
     lost retransmission costs a round trip, and through 5% loss each way a request fails once in
-    about a thousand (0.0975³) instead of once in ten. A request not answered is sent again, once,
+    about a thousand (0.0975³) instead of once in ten. A request not answered is sent again (one copy)
     **120 ms** after the last (`nackRetryMilliseconds`: longer than the 40–80 ms round trips
     measured here, so only failed requests are retried), until the jitter buffer gives the packet
     up at 300 ms. The sender keeps **1 s** of what it sent (`rtprtxsend`, `LossRecovery.historyMilliseconds`,
