@@ -47,7 +47,12 @@ enum Command: Equatable {
                        soak (run only when named: revue stream and revue receive of 720p VP8
                        beside gst-launch's pair, memory, threads and file descriptors after a
                        30 s warm-up)
-                       --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency)
+                       links (run only when named, and alone: loss 0, 5% and 10% both ways at 30 ± 10 ms
+                       × VP8, H.264 × 640x480, 1280x720 × recovery nack, off (and FEC at 640x480),
+                       then a 5 s outage; frames intact and longest freeze judged against a lossless
+                       reference receiver; about 6 minutes; --markdown writes docs/loss-recovery.md)
+                       --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency,
+                       300 each links trial)
                        --minutes N: how long the soak runs (default: 10)
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
@@ -179,6 +184,9 @@ enum Command: Equatable {
         scenarios.append(option)
       }
       index += 1
+    }
+    if scenarios.contains("links") && scenarios.count > 1 {
+      throw UsageError(description: "bench: links runs alone (its report is not an A/B table)")
     }
     return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json, markdown: markdown, minutes: minutes)
   }

@@ -238,6 +238,24 @@ import Testing
     #expect(empty.framesSent == 0 && empty.fractionIntact == 1 && empty.longestFreeze == .zero)
   }
 
+  @Test func theJudgeLeavesAnOutageOutButNotTheWaitAfterIt() {
+    let start = ContinuousClock.now
+    let reference = Self.records(0..<100, from: start)
+    let window = 10..<90
+    // 40..<60 lost in an outage, and 60..<63 while the picture came back.
+    let tested = Self.records((0..<40).map { $0 } + (63..<100).map { $0 }, from: start, delay: 25)
+    let verdict = FrameJudge.judge(reference: reference, tested: tested, window: window, leavingOut: 40..<60)
+    #expect(verdict.framesSent == 60 && verdict.framesShown == 57 && verdict.framesIntact == 57)
+    #expect(verdict.leftOut == 40..<60)
+    #expect(verdict.longestFreeze == .milliseconds(120), "60 (the span's opening) to 63, not 39 to 63")
+    #expect(verdict.freezesOverThreshold == 0)
+    #expect(verdict.description.hasSuffix("; frames 40..<60 left out"))
+    // Without it, the outage is one freeze; a range outside the window changes nothing.
+    let whole = FrameJudge.judge(reference: reference, tested: tested, window: window)
+    #expect(whole.framesSent == 80 && whole.longestFreeze == .milliseconds(24 * 40) && whole.leftOut == nil)
+    #expect(FrameJudge.judge(reference: reference, tested: tested, window: window, leavingOut: 95..<99) == whole)
+  }
+
   // MARK: - Through real encoders on loopback
 
   /// Publishes `frames` stamped frames of `width`×`height` at 30 fps and `bitrate` bits per
