@@ -18,7 +18,8 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     public var packetsLost: Int
     /// Missing packets asked for again (RTCP NACK), retries included.
     public var nacksSent: Int
-    /// Retransmitted packets that came and took a missing packet's place (RTX).
+    /// Retransmitted packets (RTX) that came in answer to a NACK, copies of one packet
+    /// included: each of the three copies of a first NACK that arrives brings one.
     public var packetsRetransmitted: Int
     /// Missing packets rebuilt from FEC packets.
     public var packetsRecovered: Int
