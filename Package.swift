@@ -38,7 +38,7 @@ let package = Package(
     .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport"]),
-    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueTestSupport"]),
+    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

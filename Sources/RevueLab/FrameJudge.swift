@@ -20,6 +20,11 @@
 ///   two consecutive ones, the time the viewer waited for the next intact picture. A stream shown
 ///   whole has freezes of about one frame interval; one that shows nothing intact freezes for
 ///   the whole window.
+/// - **Left out** (optional, for an outage): frames numbered in a range inside the window are
+///   not judged: not sent, not shown, not intact. The window is then two spans, before and after
+///   them, and freezes are taken in each span as above (each with its own opening and closing),
+///   so the time across the left-out frames is no freeze; the wait after them for the first intact
+///   frame is.
 public enum FrameJudge {
   /// What a judge found.
   public struct Verdict: Sendable, Hashable, CustomStringConvertible {
@@ -40,6 +45,8 @@ public enum FrameJudge {
     public var freezeThreshold: Duration
     /// Freezes longer than ``freezeThreshold``.
     public var freezesOverThreshold: Int
+    /// The frames left out of the judgement (an outage), if any.
+    public var leftOut: Range<Int>? = nil
 
     /// Frames shown but not intact: decoded from a broken reference, or broken themselves.
     public var framesCorrupted: Int { framesShown - framesIntact }
@@ -55,6 +62,7 @@ public enum FrameJudge {
       return "frames \(window): \(framesIntact) of \(framesSent) intact (\(percent)%), \(framesShown) shown,"
         + " \(framesCorrupted) corrupted; longest freeze \(Self.milliseconds(longestFreeze)) ms,"
         + " \(freezesOverThreshold) over \(Self.milliseconds(freezeThreshold)) ms\(behind)"
+        + (leftOut.map { "; frames \($0) left out" } ?? "")
     }
 
     private static func milliseconds(_ duration: Duration) -> Int {
@@ -63,14 +71,16 @@ public enum FrameJudge {
   }
 
   /// Judges the `tested` receiver's frames against the `reference`'s, over the frames numbered
-  /// in `window`, counting the freezes longer than `freezeThreshold`.
+  /// in `window` but those in `leavingOut`, counting the freezes longer than `freezeThreshold`.
   public static func judge(
     reference: [FrameProbe.Record], tested: [FrameProbe.Record], window: Range<Int>,
-    freezeThreshold: Duration = .milliseconds(200)
+    freezeThreshold: Duration = .milliseconds(200), leavingOut gap: Range<Int>? = nil
   ) -> Verdict {
+    let gap = gap.map { $0.clamped(to: window) }.flatMap { $0.isEmpty ? nil : $0 }
     // The reference's first showing of each number in the window.
     var sent: [Int: FrameProbe.Record] = [:]
-    for record in reference where window.contains(record.number) && sent[record.number] == nil {
+    for record in reference
+    where window.contains(record.number) && !(gap?.contains(record.number) ?? false) && sent[record.number] == nil {
       sent[record.number] = record
     }
     // The tested receiver's first intact showing of each sent number, and the numbers it showed.
@@ -86,11 +96,14 @@ public enum FrameJudge {
 
     var longest = Duration.zero
     var over = 0
-    let referenceTimes = sent.values.map(\.time)
-    if let first = referenceTimes.min(), let last = referenceTimes.max() {
+    let spans = gap.map { [window.lowerBound..<$0.lowerBound, $0.upperBound..<window.upperBound] } ?? [window]
+    for span in spans {
+      let referenceTimes = sent.filter { span.contains($0.key) }.map(\.value.time)
+      guard let first = referenceTimes.min(), let last = referenceTimes.max() else { continue }
       let opening = first + (delay ?? .zero)
       let closing = last + (delay ?? .zero)
-      let times = [opening] + intact.values.map { min(max($0, opening), closing) }.sorted() + [closing]
+      let shownIntact = intact.filter { span.contains($0.key) }.values
+      let times = [opening] + shownIntact.map { min(max($0, opening), closing) }.sorted() + [closing]
       for (before, after) in zip(times, times.dropFirst()) {
         let freeze = before.duration(to: after)
         longest = max(longest, freeze)
@@ -99,6 +112,6 @@ public enum FrameJudge {
     }
     return Verdict(
       window: window, framesSent: sent.count, framesShown: shown.count, framesIntact: intact.count, delay: delay,
-      longestFreeze: longest, freezeThreshold: freezeThreshold, freezesOverThreshold: over)
+      longestFreeze: longest, freezeThreshold: freezeThreshold, freezesOverThreshold: over, leftOut: gap)
   }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a link does to the packets that cross it one way: loss, delay, jitter, reordering,
 /// duplication, a bottleneck of limited bandwidth with a buffer, or an outage.
 ///
@@ -56,5 +58,25 @@ extension Duration {
     guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
     guard seconds < 86_400 else { return 86_400 * 1_000_000_000 }
     return UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+  }
+}
+
+extension LinkConditions: CustomStringConvertible {
+  /// The conditions in a few words, such as "loss 5%, delay 40 ms ± 10 ms".
+  public var description: String {
+    func percent(_ value: Double) -> String { String(format: "%g%%", value * 100) }
+    func milliseconds(_ value: Duration) -> String {
+      String(format: "%g ms", Double(value / .microseconds(1)) / 1000)
+    }
+    var parts: [String] = []
+    if loss > 0 { parts.append("loss \(percent(loss))") }
+    if delay > .zero || jitter > .zero {
+      parts.append("delay \(milliseconds(delay))" + (jitter > .zero ? " ± \(milliseconds(jitter))" : ""))
+    }
+    if reorder > 0 { parts.append("reorder \(percent(reorder))") }
+    if duplicate > 0 { parts.append("duplicate \(percent(duplicate))") }
+    if let bandwidth { parts.append("rate \(bandwidth / 1000) kbps with a \(milliseconds(queue)) queue") }
+    if isDown { parts.append("down") }
+    return parts.isEmpty ? "perfect" : parts.joined(separator: ", ")
   }
 }

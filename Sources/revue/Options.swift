@@ -47,24 +47,33 @@ enum Command: Equatable {
                        soak (run only when named: revue stream and revue receive of 720p VP8
                        beside gst-launch's pair, memory, threads and file descriptors after a
                        30 s warm-up)
-                       --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency)
+                       links (run only when named, and alone: loss 0, 5% and 10% both ways at 30 ± 10 ms
+                       × VP8, H.264 × 640x480, 1280x720 × recovery nack, off (and FEC at 640x480),
+                       then a 5 s outage; frames intact and longest freeze judged against a lossless
+                       reference receiver; about 6 minutes; --markdown writes docs/loss-recovery.md)
+                       --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency,
+                       300 each links trial)
                        --minutes N: how long the soak runs (default: 10)
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
-             [--to HOST:PORT] [--sdp FILE] [--duration S] [--json]
+             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004); --audio adds the microphone
                        (Opus; with --test-pattern the sync signal: a white flash and a 1 kHz
                        beep at the same instant once a second), --simulcast smaller layers on
-                       the next port pairs; the bitrate (--bitrate, the most) follows the path
+                       the next port pairs; lost packets are sent again when the receiver
+                       asks (NACK, RTX): --no-recovery sends as plain RTP tools do, --fec adds
+                       ULPFEC (20% more); the bitrate (--bitrate, the most) follows the path
                        from the receiver's reports, shown as the target, unless --fixed-bitrate;
                        Ctrl-C stops
-      receive [--port N | --sdp FILE] [--codec vp8|h264] [--duration S] [--frames N]
-              [--snapshot FILE.png] [--json]
+      receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
+              [--duration S] [--frames N] [--snapshot FILE.png] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
-                       signal, the A/V skew: avSyncMilliseconds)
+                       signal, the A/V skew: avSyncMilliseconds); a missing packet is asked
+                       for again and waited for --latency MS (default 300), or not with
+                       --no-recovery
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
@@ -177,6 +186,9 @@ enum Command: Equatable {
         scenarios.append(option)
       }
       index += 1
+    }
+    if scenarios.contains("links") && scenarios.count > 1 {
+      throw UsageError(description: "bench: links runs alone (its report is not an A/B table)")
     }
     return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json, markdown: markdown, minutes: minutes)
   }

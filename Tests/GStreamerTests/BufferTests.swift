@@ -85,3 +85,30 @@ extension GStreamerSuite {
     }
   }
 }
+
+@Suite(.sharedProcess) struct RTCPFeedbackTests {
+  /// The 32-bit words of `bytes`, big-endian.
+  static func words(_ bytes: [UInt8]) -> [UInt32] {
+    stride(from: 0, to: bytes.count, by: 4).map { index in
+      bytes[index..<index + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+  }
+
+  @Test func aNACKPacksNearbyNumbersIntoOneEntry() {
+    let packet = RTCPFeedback.nack(from: 0x1111_1111, media: 0x2222_2222, sequenceNumbers: [100, 101, 116, 117, 65535])
+    let words = Self.words(packet)
+    // An empty receiver report, then the generic NACK (65535 sorts last: an entry of its own).
+    #expect(words[0] == 0x80C9_0001 && words[1] == 0x1111_1111)
+    #expect(words[2] >> 16 == 0x81CD && Int(words[2] & 0xFFFF) == words.count - 3)
+    #expect(words[3] == 0x1111_1111 && words[4] == 0x2222_2222)
+    // 100 with 101 (bit 0) and 116 (bit 15); 117 is 17 after 100: an entry of its own.
+    #expect(words[5] == 100 << 16 | 1 << 0 | 1 << 15)
+    #expect(words[6] == 117 << 16)
+    #expect(words[7] == 65535 << 16)
+  }
+
+  @Test func aPictureLossIndicationNamesBothStreams() {
+    let words = Self.words(RTCPFeedback.pictureLoss(from: 7, media: 9))
+    #expect(words == [0x80C9_0001, 7, 0x81CE_0002, 7, 9])
+  }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import RevueLab
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -49,6 +50,55 @@ import Testing
     #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "warp"]) }
     #expect(throws: UsageError.self) { try Command.parse(["bench", "camera-mjpeg"]) }
+  }
+
+  @Test func benchLinksIsNamedAloneAndListsIssue13sMatrix() throws {
+    #expect(
+      try Command.parse(["bench", "links", "--markdown", "docs/loss-recovery.md"])
+        == .bench(scenarios: ["links"], frames: nil, runs: 3, json: nil, markdown: "docs/loss-recovery.md"))
+    #expect(
+      try Command.parse(["bench", "links", "--frames", "120"])
+        == .bench(scenarios: ["links"], frames: 120, runs: 3, json: nil))
+    #expect(!BenchCommand.Scenario.standard.contains(.links), "a bench without names does not run the links")
+    #expect(throws: UsageError(description: "bench: links runs alone (its report is not an A/B table)")) {
+      try Command.parse(["bench", "links", "capture-nv12"])
+    }
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "soak", "links"]) }
+    #expect(throws: UsageError.self) { try Command.parse(["bench", "link"]) }
+    #expect(Command.usage.contains("links (run only when named"))
+
+    // Loss {0, 5%, 10%} × codec × size × recovery {nack, off}, and FEC at 640×480 through loss;
+    // then the outage.
+    let links = BenchCommand.Links()
+    let trials = links.lossTrials
+    #expect(trials.count == 3 * 2 * 2 * 2 + 2 * 2 * 2)
+    #expect(Set(trials.map(\.link.loss)) == [0, 0.05, 0.10])
+    #expect(trials.allSatisfy { $0.frames == 300 && $0.outage == nil && $0.link.delay == .milliseconds(30) })
+    #expect(trials.allSatisfy { $0.link.jitter == .milliseconds(10) })
+    for codec in [VideoCodec.vp8, .h264] {
+      for (width, height) in [(640, 480), (1280, 720)] {
+        for recovery in [LossRecovery.nack, []] {
+          #expect(
+            trials.filter { $0.codec == codec && $0.width == width && $0.height == height && $0.recovery == recovery }
+              .count == 3, "\(codec) \(width)x\(height) \(recovery)")
+        }
+      }
+    }
+    #expect(trials.filter { $0.recovery.contains(.fec) }.allSatisfy { $0.width == 640 && $0.link.loss > 0 })
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.05 }!)! == (0.98, .milliseconds(200)))
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.10 }!)! == (0.95, .milliseconds(500)))
+    #expect(BenchCommand.Links.target(trials.first { $0.recovery.isEmpty }!) == nil)
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0 }!) == nil, "the issue sets none there")
+    // A trial goes to its child process and back unchanged.
+    for trial in trials + links.outageTrials {
+      #expect(try BenchCommand.Links.trial(BenchCommand.Links.parameters(trial)) == trial)
+    }
+    let outages = links.outageTrials
+    #expect(outages.count == 4)
+    #expect(outages.allSatisfy { $0.outage == .seconds(5) && $0.width == 640 && $0.link.loss == 0 })
+    #expect(Set(outages.map { LinkTrial.name(of: $0.recovery) }) == ["nack", "off"])
+    // The outage ends 8 s in; the trial runs 5 s past it.
+    #expect(outages.allSatisfy { $0.frames >= LinkTrial.outageFrame + 150 + 150 })
   }
 
   @Test func benchChildIsHiddenAndTakesItsArguments() throws {

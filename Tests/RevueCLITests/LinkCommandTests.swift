@@ -73,12 +73,12 @@ import Testing
   }
 
   @Test func describesTheConditionsInAFewWords() {
-    #expect(LinkCommand.describe(.perfect) == "perfect")
+    #expect(LinkConditions.perfect.description == "perfect")
     #expect(
-      LinkCommand.describe(
-        LinkConditions(
-          loss: 0.05, delay: .milliseconds(40), jitter: .milliseconds(10), reorder: 0.01, duplicate: 0.005,
-          bandwidth: 2_000_000))
+      LinkConditions(
+        loss: 0.05, delay: .milliseconds(40), jitter: .milliseconds(10), reorder: 0.01, duplicate: 0.005,
+        bandwidth: 2_000_000
+      ).description
         == "loss 5%, delay 40 ms ± 10 ms, reorder 1%, duplicate 0.5%, rate 2000 kbps with a 100 ms queue")
   }
 

@@ -278,18 +278,39 @@ import Testing
 
   @Test func aBurstOfRetransmissionRequestsCutsAtOnceButNotTwiceInASecond() {
     var controller = BitrateController(ceiling: 1_000_000)
-    // Requests spread out are not a burst; two in a quarter of a second are not either.
-    let changed = [1_000, 1_400, 1_450, 1_500].map { controller.retransmissionRequested(at: .milliseconds(Int64($0))) }
-    // A third within 250 ms of two others: a fifth off, at once.
-    #expect(changed == [false, false, false, true])
-    #expect(controller.target == 800_000 && controller.reason == .retransmissionRequests(3))
-    #expect(controller.reason.description == "3 NACKs")
+    /// Requests for `packets` at `times` (milliseconds); whether the last one changed the target.
+    func request(_ packets: [Int], at times: [Int]) -> [Bool] {
+      zip(packets, times).map { controller.retransmissionRequested(UInt16($0), at: .milliseconds(Int64($1))) }
+    }
+    // Requests spread out are not a burst; four in a quarter of a second are not either.
+    #expect(request([0, 1, 2, 3, 4], at: [1_000, 1_400, 1_420, 1_440, 1_460]) == [false, false, false, false, false])
+    #expect(controller.target == 1_000_000)
+    // A fifth within 250 ms of four others: a fifth off, at once.
+    #expect(request([5], at: [1_500]) == [true])
+    #expect(controller.target == 800_000 && controller.reason == .retransmissionRequests(5))
+    #expect(controller.reason.description == "5 NACKs")
     // Another burst within the second after: nothing more.
-    for time in [1_600, 1_650, 1_700] { controller.retransmissionRequested(at: .milliseconds(Int64(time))) }
+    _ = request([10, 11, 12, 13, 14], at: [1_600, 1_610, 1_620, 1_630, 1_640])
     #expect(controller.target == 800_000)
-    // A second later: again.
-    for time in [2_600, 2_650, 2_700] { controller.retransmissionRequested(at: .milliseconds(Int64(time))) }
+    // A second later, three copies of one request each for four packets: not a burst.
+    _ = request([20, 20, 20, 21, 21, 21, 22, 22, 22, 23, 23, 23], at: Array(2_600..<2_612))
+    #expect(controller.target == 800_000)
+    // A fifth packet: a burst.
+    _ = request([24], at: [2_700])
     #expect(controller.target == 640_000)
+  }
+
+  @Test func onAFastStreamABurstIsAShareOfWhatWasSentNotThreePackets() {
+    var controller = BitrateController(ceiling: 4_000_000)
+    // 400 packets a second: 100 in a quarter second, of which 25 make a burst.
+    _ = Self.feed(&controller, 3) { Self.report(after: $0, packets: 400) }
+    #expect(controller.packetRate == 400)
+    // Random loss asks for a few.
+    for packet in 0..<10 { controller.retransmissionRequested(UInt16(packet), at: .seconds(4)) }
+    #expect(controller.target == 4_000_000)
+    // An overflowing queue, many.
+    for packet in 10..<25 { controller.retransmissionRequested(UInt16(packet), at: .seconds(4)) }
+    #expect(controller.target == 3_200_000 && controller.reason == .retransmissionRequests(25))
   }
 
   @Test func theEncoderIsAskedForLessWhenTheStreamSendsMoreThanItAsked() {
@@ -339,9 +360,9 @@ import Testing
     }
   }
 
-  @Test func retransmissionsStayWithinAQuarterOfTheTarget() {
-    // 960 kb/s: 240 kb/s for retransmissions, 25 packets of 1200 bytes a second, 12 at once.
-    let budget = RetransmissionBudget(target: 960_000)
+  @Test func retransmissionsStayWithinHalfTheTarget() {
+    // 480 kb/s: 240 kb/s for retransmissions, 25 packets of 1200 bytes a second, 12 at once.
+    let budget = RetransmissionBudget(target: 480_000)
     let start = ContinuousClock.now
     let burst = (0..<20).map { _ in budget.allows(at: start) }
     #expect(burst.filter { $0 }.count == 12 && budget.refused == 8)
@@ -349,7 +370,7 @@ import Testing
     let later = (0..<20).map { _ in budget.allows(at: start + .seconds(1)) }
     #expect(later.filter { $0 }.count == 12)
     // A lower target, a smaller budget.
-    budget.setTarget(96_000)
+    budget.setTarget(48_000)
     let low = (0..<5).map { _ in budget.allows(at: start + .seconds(3)) }
     #expect(low.filter { $0 }.count == 1)
   }

@@ -50,6 +50,26 @@ import Testing
     }
   }
 
+  /// The same outage as `revue bench links` measures it: stamped frames judged against a
+  /// reference receiver, from the link's return to the first intact frame.
+  @Test(.wholeProcess) func anOutageTrialHasAnIntactPictureWithinASecondOfTheLink() async throws {
+    let trial = LinkTrial(
+      codec: .vp8, width: 640, height: 480, link: Self.wan, recovery: .nack, frames: 330, seed: 5,
+      outage: .seconds(5))
+    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
+    print("\(trial): \(result)")
+    let outage = try #require(result.outage)
+    let back = try #require(outage.recoveryTime, "no intact frame came after the link: \(result)")
+    #expect(back < .seconds(1), "\(result)")
+    #expect(outage.publicationRunning && outage.receiverRunning, "\(result)")
+    // 5 s of frames at 30 fps left out of the verdict, from the cut on; the first frame back after them.
+    let leftOut = try #require(outage.framesLeftOut)
+    #expect(leftOut.lowerBound <= LinkTrial.outageFrame && leftOut.count >= 140, "\(leftOut)")
+    #expect(result.verdict.leftOut == leftOut)
+    #expect(try #require(outage.firstFrameBack) >= leftOut.upperBound)
+    #expect(result.forward.droppedByOutage > 0 && result.backward.droppedByOutage > 0, "the link was down both ways")
+  }
+
   @Test(.wholeProcess) func aRestartedReceiverHasAPictureWithinASecond() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()

@@ -73,6 +73,16 @@ public struct Event: Sendable {
   /// The corresponding C function is `gst_event_get_structure`.
   public var structure: Structure? { gst_event_get_structure(storage.pointer).map { Structure(copying: $0) } }
 
+  /// The caps a `caps` event carries; nil for other events.
+  ///
+  /// The corresponding C function is `gst_event_parse_caps`.
+  public var caps: Caps? {
+    guard storage.pointer.pointee.type == GST_EVENT_CAPS else { return nil }
+    var caps: UnsafeMutablePointer<GstCaps>?
+    gst_event_parse_caps(storage.pointer, &caps)
+    return caps.map { Caps(retaining: $0) }
+  }
+
   /// GStreamer's name of the event type, such as `caps`.
   public var typeName: String { String(cString: gst_event_type_get_name(storage.pointer.pointee.type)) }
 }

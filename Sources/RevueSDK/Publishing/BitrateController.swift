@@ -55,7 +55,7 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 /// Pure and deterministic: no clock is read and nothing is set; the time of each report is
 /// given. docs/congestion-control.md has the reasoning, the measurements behind each constant
 /// and the measured curve.
-struct BitrateController: Sendable, Hashable {
+struct BitrateController: Sendable {
   /// One receiver report on the stream, with the sender's own counters at its arrival.
   struct Report: Sendable, Hashable {
     /// When the report arrived, from any fixed origin.
@@ -104,8 +104,12 @@ struct BitrateController: Sendable, Hashable {
   /// The least time between two decreases for reports: the reports right after one still show
   /// the rate before it (the encoder takes a few frames to follow, the queue to drain).
   static let decreaseInterval = Duration.seconds(1)
-  /// Retransmission requests within ``burstWindow`` that make a burst…
-  static let burstRequests = 3
+  /// Packets asked for again within ``burstWindow`` that make a burst…
+  static let burstRequests = 5
+  /// …and at least this share of the packets sent in it: random loss of 10 % asks for 3 of 15
+  /// packets in one quarter second in five, and each cut shrank the retransmission budget until
+  /// `LossRecoveryTests` lost frames; a queue overflowing loses far more…
+  static let burstShare = 0.25
   /// …the time they come within…
   static let burstWindow = Duration.milliseconds(250)
   /// …and what a burst leaves of the target.
@@ -166,6 +170,8 @@ struct BitrateController: Sendable, Hashable {
   /// The rate that last choked the path, while growth is gentle; nil once the path has shown
   /// it carries more (or before it ever choked).
   private(set) var choked: Double?
+  /// The packets the stream sent per second over the latest report's interval.
+  private(set) var packetRate = 0.0
   /// The previous report that counted.
   private var previous: Report?
   /// The latest round-trip times, oldest first (at most ``roundTripWindow``).
@@ -174,8 +180,8 @@ struct BitrateController: Sendable, Hashable {
   private var lastDecrease: Duration?
   /// …and for a report.
   private var lastReportedDecrease: Duration?
-  /// The times of the retransmission requests of the latest ``burstWindow``, oldest first.
-  private var requests: [Duration] = []
+  /// The retransmission requests of the latest ``burstWindow``: when, and for which packet.
+  private var requests: [(time: Duration, sequence: UInt16)] = []
 
   /// A controller for a stream of at most `ceiling` bits per second, which starts there.
   /// - Parameter halvingFloor: the target below which the frame rate is halved (nil: never);
@@ -220,6 +226,7 @@ struct BitrateController: Sendable, Hashable {
     let packetsSent = report.packetsSent - previous.packetsSent
     let seconds = Double((report.time - previous.time) / .microseconds(1)) / 1e6
     guard packetsSent > 0, seconds > 0 else { return false }
+    packetRate = Double(packetsSent) / seconds
     // What the encoder was asked for over the interval is what it was set to at its start.
     let sentRate = Double(report.bytesSent - previous.bytesSent) * 8 / seconds
     overshoot += (min(Self.largestOvershoot, max(1, sentRate / Double(before.0))) - overshoot) * Self.overshootSmoothing
@@ -260,19 +267,26 @@ struct BitrateController: Sendable, Hashable {
     return (encoderBitrate, halvesFrameRate) != before
   }
 
-  /// Takes in a retransmission request (an RTCP NACK for one packet) that came at `time`:
-  /// ``burstRequests`` of them within ``burstWindow`` mean a queue overflowed, and the target
-  /// goes down by ``burstBackoff`` at once, a report sooner than loss would show (at most once
-  /// per ``decreaseInterval``). Returns whether ``encoderBitrate`` or ``halvesFrameRate`` changed.
+  /// Takes in a retransmission request (an RTCP NACK) for packet `sequence` that came at
+  /// `time`: requests for ``burstRequests`` different packets within ``burstWindow`` mean a
+  /// queue overflowed, and the target goes down by ``burstBackoff`` at once, a report sooner
+  /// than loss would show (at most once per ``decreaseInterval``). Copies of a request (a
+  /// receiver sends its first one three times) count once. Returns whether ``encoderBitrate``
+  /// or ``halvesFrameRate`` changed.
   @discardableResult
-  mutating func retransmissionRequested(at time: Duration) -> Bool {
-    requests.append(time)
-    requests.removeAll { time - $0 > Self.burstWindow }
-    guard requests.count >= Self.burstRequests, lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
+  mutating func retransmissionRequested(_ sequence: UInt16, at time: Duration) -> Bool {
+    requests.append((time, sequence))
+    requests.removeAll { time - $0.time > Self.burstWindow }
+    let packets = Set(requests.map(\.sequence)).count
+    // A share of what was sent in the window, not a count: random loss on a fast stream asks
+    // for a few packets in any quarter second.
+    let sent = packetRate * Double(Self.burstWindow / .milliseconds(1)) / 1000
+    guard packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))),
+      lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
     else { return false }
     let before = (encoderBitrate, halvesFrameRate)
     let choking = Double(target)
-    if decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(requests.count), at: time) {
+    if decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(packets), at: time) {
       choked = choking
     }
     requests.removeAll()

@@ -316,6 +316,7 @@ public final class LocalTrackPublication: Sendable {
         let fec = LossRecovery.fecPayloadType
         let types =
           [payloadType] + (recovery.contains(.nack) ? [rtx] : []) + (recovery.contains(.fec) ? [fec] : [])
+          + (recovery.isSuperset(of: [.nack, .fec]) ? [LossRecovery.fecRTXPayloadType] : [])
         lines = [
           "m=video \(stream.port) RTP/AVPF \(types.map(String.init).joined(separator: " "))",
           "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
@@ -325,6 +326,10 @@ public final class LocalTrackPublication: Sendable {
         lines += ["a=rtcp-fb:\(payloadType) nack pli", "a=rtcp-fb:\(payloadType) ccm fir"]
         if recovery.contains(.nack) { lines += ["a=rtpmap:\(rtx) rtx/90000", "a=fmtp:\(rtx) apt=\(payloadType)"] }
         if recovery.contains(.fec) { lines.append("a=rtpmap:\(fec) ulpfec/90000") }
+        if recovery.isSuperset(of: [.nack, .fec]) {
+          let fecRTX = LossRecovery.fecRTXPayloadType
+          lines += ["a=rtpmap:\(fecRTX) rtx/90000", "a=fmtp:\(fecRTX) apt=\(fec)"]
+        }
         lines.append("a=framerate:\(layer.encoding.maxFps)")
         if layers.count > 1 {
           lines += [

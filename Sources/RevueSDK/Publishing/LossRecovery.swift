@@ -24,11 +24,22 @@ public struct LossRecovery: OptionSet, Sendable, Hashable {
   static let rtxPayloadType = 97
   /// The payload type of ULPFEC packets.
   static let fecPayloadType = 122
+  /// The payload type of the retransmissions of FEC packets: a receiver asks for a lost FEC
+  /// packet as for any other (it cannot tell them apart by number), and one never resent held
+  /// the picture for the jitter buffer's whole wait.
+  static let fecRTXPayloadType = 98
   /// The share of FEC packets added to the media packets, in percent.
   public static let fecPercentage = 20
   /// How long the sender keeps what it sent, to resend it: longer than the jitter buffer waits
   /// for a packet (``Room/defaultLatency``), so every NACK that can still help is answered.
   static let historyMilliseconds = 1_000
+
+  /// The payload types retransmitted and the payload types of their retransmissions, as
+  /// `rtprtxsend` and `rtprtxreceive` take them.
+  func rtxMap(payloadType: Int) -> String {
+    "application/x-rtp-pt-map,\(payloadType)=(uint)\(Self.rtxPayloadType)"
+      + (contains(.fec) ? ",\(Self.fecPayloadType)=(uint)\(Self.fecRTXPayloadType)" : "")
+  }
 
   /// What follows the payloader in the chain of stream `index` for this set: an FEC encoder and
   /// an RTX sender (named `rtx<index>`) keeping ``historyMilliseconds`` of packets. Empty when
@@ -43,7 +54,7 @@ public struct LossRecovery: OptionSet, Sendable, Hashable {
     if contains(.nack) {
       chain +=
         " ! rtprtxsend name=rtx\(index) max-size-time=\(Self.historyMilliseconds) max-size-packets=0"
-        + " payload-type-map=\"application/x-rtp-pt-map,\(payloadType)=(uint)\(Self.rtxPayloadType)\""
+        + " payload-type-map=\"\(rtxMap(payloadType: payloadType))\""
         + " ssrc-map=\"application/x-rtp-ssrc-map,\(ssrc)=(uint)\(rtxSSRC)\""
     }
     return chain

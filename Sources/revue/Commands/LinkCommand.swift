@@ -144,7 +144,7 @@ struct LinkCommand {
     let ports = 2 * options.pairs - 1
     var started = "revue: link: send to 127.0.0.1:\(emulator.port)-\(emulator.port + ports)"
     started += ", relayed to \(options.host):\(options.port)-\(options.port + ports) (seed \(options.seed));"
-    started += " forward: \(Self.describe(options.forward)); backward: \(Self.describe(options.backward))"
+    started += " forward: \(options.forward); backward: \(options.backward)"
     FileHandle.standardError.write(Data((started + "; Ctrl-C stops\n").utf8))
     let live = !options.json && isatty(STDOUT_FILENO) != 0
     let printer = StatusPrinter(json: false)
@@ -199,24 +199,5 @@ struct LinkCommand {
       "duplicated": counters.duplicated, "packetsOut": counters.packetsOut, "bytesOut": counters.bytesOut,
       "undeliverable": counters.undeliverable,
     ]
-  }
-
-  /// The conditions in a few words, such as "loss 5%, delay 40 ms ± 10 ms".
-  static func describe(_ conditions: LinkConditions) -> String {
-    func percent(_ value: Double) -> String { String(format: "%g%%", value * 100) }
-    func milliseconds(_ value: Duration) -> String { String(format: "%g ms", StreamCommand.milliseconds(value)) }
-    var parts: [String] = []
-    if conditions.loss > 0 { parts.append("loss \(percent(conditions.loss))") }
-    if conditions.delay > .zero || conditions.jitter > .zero {
-      parts.append(
-        "delay \(milliseconds(conditions.delay))"
-          + (conditions.jitter > .zero ? " ± \(milliseconds(conditions.jitter))" : ""))
-    }
-    if conditions.reorder > 0 { parts.append("reorder \(percent(conditions.reorder))") }
-    if conditions.duplicate > 0 { parts.append("duplicate \(percent(conditions.duplicate))") }
-    if let bandwidth = conditions.bandwidth {
-      parts.append("rate \(bandwidth / 1000) kbps with a \(milliseconds(conditions.queue)) queue")
-    }
-    return parts.isEmpty ? "perfect" : parts.joined(separator: ", ")
   }
 }

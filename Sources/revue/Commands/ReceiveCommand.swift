@@ -16,10 +16,12 @@ struct ReceiveCommand {
       } catch {
         throw RevueError(.invalidInput, "cannot read SDP file \(path)", underlying: error)
       }
-      remote = try await room.listen(sdp: sdp, measuresAVSync: true)
+      remote = try await room.listen(
+        sdp: sdp, latency: options.latency, lossRecovery: options.recovery, measuresAVSync: true)
     } else {
       remote = try await room.listen(
-        on: URL(string: "rtp://0.0.0.0:\(options.port)")!, codec: options.codec ?? .vp8)
+        on: URL(string: "rtp://0.0.0.0:\(options.port)")!, codec: options.codec ?? .vp8, latency: options.latency,
+        lossRecovery: options.recovery)
     }
     guard let track = remote.videoTrack else { throw RevueError(.invalidInput, "the stream has no video to receive") }
     FileHandle.standardError.write(Data("revue: receiving \(track.codec) from \(remote.identity)\n".utf8))

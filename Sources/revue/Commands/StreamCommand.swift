@@ -120,7 +120,7 @@ struct StreamCommand {
     let publication = try await participant.publish(
       videoTrack: participant.cameraTrack,
       options: VideoPublishOptions(
-        encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec,
+        encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec, lossRecovery: options.recovery,
         adaptiveBitrate: !options.fixedBitrate))
     var microphone: LocalAudioTrack?
     if options.audio {

@@ -66,6 +66,8 @@ struct StreamOptions: Equatable {
   var json = false
   var audio = false
   var simulcast = false
+  /// How lost packets are recovered (`--no-recovery`, `--fec`).
+  var recovery = LossRecovery.nack
   /// `--fixed-bitrate`: the encoder keeps its bitrate, whatever the path (no congestion control).
   var fixedBitrate = false
 
@@ -93,6 +95,8 @@ struct StreamOptions: Equatable {
       case "--json": options.json = true
       case "--audio": options.audio = true
       case "--simulcast": options.simulcast = true
+      case "--no-recovery": options.recovery = []
+      case "--fec": options.recovery.insert(.fec)
       case "--fixed-bitrate": options.fixedBitrate = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
@@ -111,6 +115,10 @@ struct ReceiveOptions: Equatable {
   var frames: Int?
   var snapshotPath: String?
   var json = false
+  /// How long a missing packet is waited for, in milliseconds.
+  var latency = Room.defaultLatency
+  /// Whether lost packets are asked for again (`--no-recovery`).
+  var recovery = LossRecovery([.nack, .fec])
 
   static func parse(_ arguments: [String]) throws(UsageError) -> ReceiveOptions? {
     var options = ReceiveOptions()
@@ -123,6 +131,8 @@ struct ReceiveOptions: Equatable {
       case "--duration": options.duration = try reader.count(option)
       case "--frames": options.frames = try reader.count(option)
       case "--snapshot": options.snapshotPath = try reader.value(option)
+      case "--latency": options.latency = try reader.count(option)
+      case "--no-recovery": options.recovery = []
       case "--json": options.json = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)

@@ -9,7 +9,8 @@ import Synchronization
 /// process, by the parent. It writes its results to standard output as `KEY=VALUE` lines, and
 /// the ones that run until told stop when their standard input closes.
 struct BenchChild {
-  /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`, or `idle` (GStreamer
+  /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`, `link-trial` (one
+  /// trial of `revue bench links`), or `idle` (GStreamer
   /// initialized and a room made, nothing more, until standard input closes: the memory every
   /// Revue process starts with).
   var kind: String
@@ -37,6 +38,12 @@ struct BenchChild {
     case "latency": try await latency()
     case "startup": try await startup()
     case "scale": try await scale()
+    case "link-trial":
+      // One trial of `revue bench links`, alone in this process: what it measured as one JSON line.
+      let trial = try BenchCommand.Links.trial(parameters)
+      let result = try await trial.run(port: try BenchCommand.Links.freePorts(pairs: 3))
+      report(
+        "measured=\(String(decoding: try JSONEncoder().encode(BenchCommand.Links.Measured(result)), as: UTF8.self))")
     case "idle":
       // `check()` initializes GStreamer and reads its registry, as gst-launch does before it runs.
       report("elements=\(NodeElements.check().count) participant=\(Room().localParticipant != nil)")

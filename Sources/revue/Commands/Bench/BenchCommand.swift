@@ -19,11 +19,11 @@ struct BenchCommand {
   /// How long the soak runs, in minutes; nil for 10.
   var minutes: Int? = nil
 
-  /// Frames per run of a scenario: 300 for buffer capture, 90 (3 s) for live sending and
-  /// receiving, 240 (8 s) for latency.
+  /// Frames per run of a scenario: 300 for buffer capture and each loss trial of the links,
+  /// 90 (3 s) for live sending and receiving, 240 (8 s) for latency.
   static func defaultFrames(_ kind: Kind) -> Int {
     switch kind {
-    case .capture: 300
+    case .capture, .links: 300
     case .latency: 240
     default: 90
     }
@@ -46,6 +46,8 @@ struct BenchCommand {
       FileHandle.standardError.write(
         Data("revue bench: this is a debug build; run `swift run -c release revue bench` for real numbers\n".utf8))
     #endif
+    // The links run alone (the parser allows nothing beside them): a report of their own.
+    if scenarios == [.links] { return try await links() }
     signal(SIGPIPE, SIG_IGN)  // a gst-launch child that fails must not end the bench while it writes to it
     let started = monotonicNanoseconds()
     var table: [ReportRow] = []

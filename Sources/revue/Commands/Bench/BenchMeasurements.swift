@@ -54,6 +54,7 @@ extension BenchCommand {
     case .startup(let stream): try await startup(stream, side)
     case .scale(let stream): [.senders: Double(try await largestSustained(stream, side))]
     case .soak: preconditionFailure("the soak measures both sides at once: soak(_:)")
+    case .links: preconditionFailure("the links are a report of their own: links()")
     }
   }
 

@@ -169,6 +169,8 @@ extension BenchCommand {
         ]
       case .scale:
         return [row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1))]
+      case .links:
+        return []
       case .soak:
         return Soak.Role.allCases.flatMap { role in
           soakRows(title: "\(title) \(role.rawValue)", role: role, frames: frames, row: row)

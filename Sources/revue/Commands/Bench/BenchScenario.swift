@@ -167,6 +167,9 @@ extension BenchCommand {
     case scale(BenchStream)
     /// A sender and a receiver left running: memory, threads and file descriptors after a warm-up.
     case soak(BenchStream)
+    /// Loss and outages through an emulated link, judged frame by frame (``Links``): a report of
+    /// its own, not an A/B table.
+    case links
   }
 
   /// One measured scenario.
@@ -192,6 +195,7 @@ extension BenchCommand {
     case startupH264 = "startup-h264-720p"
     case scaleVP8 = "scale-vp8-480p"
     case soak
+    case links
 
     /// What the scenario measures, on which stream.
     var kind: Kind {
@@ -219,6 +223,7 @@ extension BenchCommand {
       case .startupH264: .startup(hd(.h264))
       case .scaleVP8: .scale(sd(.vp8))
       case .soak: .soak(hd(.vp8))
+      case .links: .links
       }
     }
 
@@ -233,10 +238,12 @@ extension BenchCommand {
       case .startup(let stream): "start-up \(stream.title)"
       case .scale(let stream): "\(stream.title) senders at 30 fps"
       case .soak(let stream): "soak \(stream.title)"
+      case .links: "loss and outages through an emulated link"
       }
     }
 
-    /// The scenarios a bench without names runs: all but the soak, which takes 10 minutes.
-    static let standard = allCases.filter { $0 != .soak }
+    /// The scenarios a bench without names runs: all but the soak, which takes 10 minutes, and
+    /// the links, which take 8 and make a report of their own.
+    static let standard = allCases.filter { $0 != .soak && $0 != .links }
   }
 }

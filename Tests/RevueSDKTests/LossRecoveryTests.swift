@@ -1,0 +1,70 @@
+import Foundation
+import RevueLab
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+/// Issue 13's loss targets, each judged frame by frame against a reference receiver that got
+/// every packet (``LinkTrial``): through 5% random loss both ways with 30 ± 10 ms, at least
+/// 98% of the frames are shown intact and no freeze is longer than 200 ms; through 10%, 95%
+/// and 500 ms. The same runs with recovery off are `revue bench links`'s (they fail these
+/// targets by far). These run alone: two decoders and an encoder at 720p fill both cores.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(5))) struct LossRecoveryTests {
+  init() { TestEnvironment.prepare() }
+
+  static let sizes = [(640, 480), (1280, 720)]
+
+  /// Runs `trial` and checks its verdict against the targets.
+  static func check(
+    _ trial: LinkTrial, intact: Double, longestFreeze: Duration, sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws {
+    let port = FreePorts.rtp(pairs: 3)
+    let result = try await trial.run(port: port)
+    print("\(trial): \(result)")
+    let verdict = result.verdict
+    #expect(
+      verdict.fractionIntact >= intact, "\(trial): \(result)", sourceLocation: sourceLocation)
+    #expect(
+      verdict.longestFreeze <= longestFreeze, "\(trial): \(result)", sourceLocation: sourceLocation)
+    #expect(result.forward.lost > 0 && result.backward.lost > 0, "the link lost packets both ways")
+  }
+
+  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264], sizes)
+  func fivePercentLossBothWays(_ codec: VideoCodec, size: (width: Int, height: Int)) async throws {
+    let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
+    try await Self.check(
+      LinkTrial(codec: codec, width: size.width, height: size.height, link: link, recovery: .nack, frames: 240),
+      intact: 0.98, longestFreeze: .milliseconds(200))
+  }
+
+  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264], sizes)
+  func tenPercentLossBothWays(_ codec: VideoCodec, size: (width: Int, height: Int)) async throws {
+    let link = LinkConditions(loss: 0.10, delay: .milliseconds(30), jitter: .milliseconds(10))
+    try await Self.check(
+      LinkTrial(
+        codec: codec, width: size.width, height: size.height, link: link, recovery: .nack, frames: 240, seed: 2),
+      intact: 0.95, longestFreeze: .milliseconds(500))
+  }
+}
+
+extension LossRecoveryTests {
+  /// ULPFEC beside NACK keeps every frame as NACK alone does; FEC alone rebuilds some lost
+  /// packets (at 20% it protects few of them: docs/loss-recovery.md) and, above all, the
+  /// receiver survives its losses (rtpulpfecdec aborted the process
+  /// at the first lost packet when its caps did not name the stream).
+  @Test(.wholeProcess, arguments: [LossRecovery.fec, [.nack, .fec]])
+  func fecAloneAndBesideNACK(_ recovery: LossRecovery) async throws {
+    let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
+    let trial = LinkTrial(codec: .vp8, width: 640, height: 480, link: link, recovery: recovery, frames: 240, seed: 3)
+    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
+    print("\(trial): \(result)")
+    if recovery.contains(.nack) {
+      // Retransmissions come before the jitter buffer gives up, when FEC would step in.
+      #expect(result.verdict.fractionIntact >= 0.98, "\(result)")
+      #expect(result.verdict.longestFreeze <= .milliseconds(200), "\(result)")
+    } else {
+      #expect(result.received.packetsRecovered > 0, "FEC rebuilt no packet: \(result)")
+      #expect(result.verdict.framesShown > 0, "\(result)")
+    }
+  }
+}
