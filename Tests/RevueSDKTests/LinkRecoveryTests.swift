@@ -14,6 +14,39 @@ import Testing
   /// 30 ± 10 ms.
   static let wan = LinkConditions(delay: .milliseconds(30), jitter: .milliseconds(10))
 
+  /// A camera published through a 30 ± 10 ms link to a receiver that renders into `renderer`.
+  struct LinkedStream {
+    let link: LinkEmulator
+    let receiving: Room
+    let remote: RemoteParticipant
+    let renderer = FrameStream()
+    let sending: Room
+    let participant: LocalParticipant
+    let capturer: CameraCapturer
+    var publication: LocalTrackPublication
+
+    /// Starts `device` at 360p and publishes it through a link seeded with `seed`.
+    init(_ device: CaptureDevice, seed: UInt64) async throws {
+      let port = FreePorts.rtp()
+      receiving = Room()
+      remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
+      remote.videoTrack!.add(videoRenderer: renderer)
+      link = try LinkEmulator(to: "127.0.0.1", port: port, forward: wan, backward: wan, seed: seed)
+      (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: link.port, camera: device, dimensions: .h360_169)
+      try await capturer.startCapture()
+      publication = try await participant.publish(videoTrack: participant.cameraTrack)
+    }
+
+    /// Stops the camera, both rooms and the link.
+    func stop() async throws {
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+      link.stop()
+    }
+  }
+
   /// The time from `start` to now, in milliseconds.
   static func milliseconds(since start: ContinuousClock.Instant) -> Double {
     Double((ContinuousClock.now - start) / .microseconds(1)) / 1000
@@ -21,32 +54,20 @@ import Testing
 
   @Test(.wholeProcess) func aFiveSecondOutageEndsWithThePictureBackWithinASecond() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = FreePorts.rtp()
-      let receiving = Room()
-      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let renderer = FrameStream()
-      remote.videoTrack!.add(videoRenderer: renderer)
-      let link = try LinkEmulator(to: "127.0.0.1", port: port, forward: Self.wan, backward: Self.wan, seed: 5)
-      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
-        to: link.port, camera: devices[0], dimensions: .h360_169)
-      try await capturer.startCapture()
-      let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      let stream = try await LinkedStream(devices[0], seed: 5)
+      let renderer = stream.renderer
       _ = try await renderer.next("frames before the outage") { _ in renderer.count > 30 }
 
-      var restored = link.cut(for: .seconds(5)).makeAsyncIterator()
+      var restored = stream.link.cut(for: .seconds(5)).makeAsyncIterator()
       let back = try await withDeadline(10, "the link back") { await restored.next() }!
       let before = renderer.count
       _ = try await renderer.next("a frame after the outage", within: 5) { _ in renderer.count > before }
       let recovery = Self.milliseconds(since: back)
       print("outage of 5 s: the picture back \(recovery) ms after the link")
       #expect(recovery < 1000, "the picture came back \(recovery) ms after the link")
-      #expect(publication.state == .running && remote.videoTrack!.state == .running)
-      #expect(publication.statistics.keyframeRequestsHonoured >= 1)
-
-      try await capturer.stopCapture()
-      await sending.disconnect()
-      await receiving.disconnect()
-      link.stop()
+      #expect(stream.publication.state == .running && stream.remote.videoTrack!.state == .running)
+      #expect(stream.publication.statistics.keyframeRequestsHonoured >= 1)
+      try await stream.stop()
     }
   }
 
@@ -99,35 +120,24 @@ import Testing
 
   @Test(.wholeProcess) func aRestartedSenderIsFollowedWithinASecond() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = FreePorts.rtp()
-      let receiving = Room()
-      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let renderer = FrameStream()
-      remote.videoTrack!.add(videoRenderer: renderer)
-      let link = try LinkEmulator(to: "127.0.0.1", port: port, forward: Self.wan, backward: Self.wan, seed: 7)
-      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
-        to: link.port, camera: devices[0], dimensions: .h360_169)
-      try await capturer.startCapture()
-      var publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      var stream = try await LinkedStream(devices[0], seed: 7)
+      let renderer = stream.renderer
       _ = try await renderer.next("frames from the first sender") { _ in renderer.count > 30 }
-      let ssrc = publication.ssrc
+      let ssrc = stream.publication.ssrc
 
       // A new publication: a new SSRC, new sequence numbers and timestamps, a new RTCP socket.
-      await participant.unpublish(publication: publication)
+      await stream.participant.unpublish(publication: stream.publication)
       let restarted = ContinuousClock.now
-      publication = try await participant.publish(videoTrack: participant.cameraTrack)
-      #expect(publication.ssrc != ssrc)
+      stream.publication = try await stream.participant.publish(videoTrack: stream.participant.cameraTrack)
+      #expect(stream.publication.ssrc != ssrc)
       let before = renderer.count
       _ = try await renderer.next("a frame from the new sender", within: 5) { _ in renderer.count > before + 1 }
       let followed = Self.milliseconds(since: restarted)
       print("restarted sender: followed after \(followed) ms")
       #expect(followed < 1000, "the new sender's picture came \(followed) ms after it started")
-      #expect(remote.videoTrack!.state == .running)
-
-      try await capturer.stopCapture()
-      await sending.disconnect()
-      await receiving.disconnect()
-      link.stop()
+      #expect(stream.remote.videoTrack!.state == .running)
+      try await stream.stop()
     }
   }
+
 }

@@ -431,13 +431,18 @@ final class RTPReceiver: Sendable {
   /// sender whose numbers came a little ahead).
   static let dropoutMilliseconds = 2_000
 
-  /// How many times the first NACK for a packet is sent (its retries go once, after
-  /// ``nackRetryMilliseconds``). A lost NACK or a lost retransmission costs a round trip more,
+  /// How many times the first NACK for a packet is sent (its retries go
+  /// ``retryNACKCopies`` times, after ``nackRetryMilliseconds``). A lost NACK or a lost retransmission costs a round trip more,
   /// which at 30 ± 10 ms each way kept the picture still past 200 ms; each copy that arrives
   /// brings a retransmission, so through 5% loss each way the first request fails once in a
   /// thousand (0.0975³) rather than once in ten, for 48 bytes more and up to two retransmissions
   /// more of each lost packet. Measured: docs/loss-recovery.md.
   static let firstNACKCopies = 3
+  /// How many times a retried NACK is sent: a packet whose first request failed has used part
+  /// of its wait, and when every later round fails too the jitter buffer gives it up, which
+  /// costs a keyframe and half a second of picture (at 10% loss each way with one copy, a
+  /// 240-frame VP8 run gave up a packet: 91% of its frames intact, a 612 ms freeze).
+  static let retryNACKCopies = 2
   /// How long after a packet was due a NACK for it goes out at the earliest: the jitter buffer
   /// expects each packet from the pace of the ones before, and on a path that jitters by 10 ms
   /// it asked for packets that were only late (VP8, no loss: 79 requests and 237 resends for
@@ -508,7 +513,7 @@ final class RTPReceiver: Sendable {
         return .ok
       }
       let first = request.get("retry", as: UInt.self).map { $0 == 0 } ?? true
-      let copies = request.name == "GstRTPRetransmissionRequest" && first ? firstNACKCopies : 1
+      let copies = request.name == "GstRTPRetransmissionRequest" ? (first ? firstNACKCopies : retryNACKCopies) : 1
       guard (0..<copies).allSatisfy({ _ in socket.sendDatagram(packet, to: sender.host, port: sender.port) }) else {
         return .ok
       }
