@@ -330,7 +330,6 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     }
     RevueLog.log(.warning, "CameraCapturer", "\(session.device.name) stopped: \(reason)")
     interrupt(reason: "\(session.device.name): \(reason)")
-    setCaptureState(.idle)
   }
 
   private func watchDevices() {

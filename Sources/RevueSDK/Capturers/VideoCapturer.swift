@@ -99,19 +99,22 @@ public class VideoCapturer: @unchecked Sendable {
 
   /// Changes the state (and clears the size when capture stops), telling delegates and streams.
   func setCaptureState(_ newState: CaptureState) {
-    state.withLock { state in
-      guard state.captureState != newState else { return }
-      state.captureState = newState
-      emit(.state(newState))
-      if newState == .capturing, let pending = state.pendingDimensions {
-        state.dimensions = pending
-        emit(.dimensions(pending))
-      }
-      state.pendingDimensions = nil
-      if newState != .capturing, state.dimensions != nil {
-        state.dimensions = nil
-        emit(.dimensions(nil))
-      }
+    state.withLock { state in change(&state, to: newState) }
+  }
+
+  /// The state change of ``setCaptureState(_:)``, under the state lock.
+  private func change(_ state: inout State, to newState: CaptureState) {
+    guard state.captureState != newState else { return }
+    state.captureState = newState
+    emit(.state(newState))
+    if newState == .capturing, let pending = state.pendingDimensions {
+      state.dimensions = pending
+      emit(.dimensions(pending))
+    }
+    state.pendingDimensions = nil
+    if newState != .capturing, state.dimensions != nil {
+      state.dimensions = nil
+      emit(.dimensions(nil))
     }
   }
 
@@ -134,9 +137,13 @@ public class VideoCapturer: @unchecked Sendable {
     state.withLock { _ in emit(.downgradedResolution(requested: requested, actual: actual)) }
   }
 
-  /// Reports that capture stopped by itself, and why.
+  /// Reports that capture stopped by itself, and why, and goes idle: under one lock, so that
+  /// whoever sees ``Event/interrupted(_:)`` already reads ``CaptureState/idle``.
   func interrupt(reason: String) {
-    state.withLock { _ in emit(.interrupted(reason)) }
+    state.withLock { state in
+      emit(.interrupted(reason))
+      change(&state, to: .idle)
+    }
   }
 
   /// Reports a warning or error of the capture pipeline (logged too).
