@@ -57,15 +57,17 @@ enum Command: Equatable {
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
-             [--codec vp8|h264] [--bitrate BPS] [--audio] [--simulcast] [--to HOST:PORT] [--sdp FILE]
-             [--no-recovery] [--fec] [--duration S] [--json]
+             [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
+             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004); --audio adds the microphone
                        (Opus; with --test-pattern the sync signal: a white flash and a 1 kHz
                        beep at the same instant once a second), --simulcast smaller layers on
                        the next port pairs; lost packets are sent again when the receiver
                        asks (NACK, RTX): --no-recovery sends as plain RTP tools do, --fec adds
-                       ULPFEC (20% more); Ctrl-C stops
+                       ULPFEC (20% more); the bitrate (--bitrate, the most) follows the path
+                       from the receiver's reports, shown as the target, unless --fixed-bitrate;
+                       Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
               [--duration S] [--frames N] [--snapshot FILE.png] [--json]
                        decode a stream and show its statistics (with --sdp and the sync

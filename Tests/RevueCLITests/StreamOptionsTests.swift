@@ -8,14 +8,16 @@ import Testing
     let defaults = try #require(try StreamOptions.parse([]))
     #expect(defaults.size.description == "1280x720" && defaults.fps == 30 && defaults.codec == .vp8)
     #expect(defaults.destination == "127.0.0.1:5004" && !defaults.audio && !defaults.simulcast)
+    #expect(!defaults.fixedBitrate)
     let options = try #require(
       try StreamOptions.parse([
         "--virtual-camera", "usb-720p-webcam", "--size", "640x360", "--fps", "15", "--codec", "h264", "--bitrate",
         "800000", "--audio", "--simulcast", "--to", "127.0.0.1:6000", "--sdp", "room.sdp", "--duration", "5", "--json",
+        "--fixed-bitrate",
       ]))
     #expect(options.source == .virtualCamera("usb-720p-webcam"))
     #expect(options.size.description == "640x360" && options.fps == 15 && options.codec == .h264)
-    #expect(options.bitrate == 800_000 && options.audio && options.simulcast && options.json)
+    #expect(options.bitrate == 800_000 && options.audio && options.simulcast && options.json && options.fixedBitrate)
     #expect(options.destination == "127.0.0.1:6000" && options.sdpPath == "room.sdp" && options.duration == 5)
     #expect(try StreamOptions.parse(["--help"]) == nil)
     #expect(throws: UsageError(description: "stream: unknown option '--layers'")) {

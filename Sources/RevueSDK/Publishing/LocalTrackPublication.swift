@@ -38,6 +38,19 @@ public final class LocalTrackPublication: Sendable {
     /// Of those, the requests the encoder was asked to answer: requests closer than 250 ms to
     /// the last one answered are dropped, since the keyframe on its way answers them too.
     public var keyframeRequestsHonoured: Int
+    /// The bitrate the congestion controller has the encoder aim at now, in bits per second,
+    /// from the receiver reports (docs/congestion-control.md): at most the layer's
+    /// ``VideoEncoding/maxBitrate``, where it starts. Added up over the layers in the
+    /// publication's ``LocalTrackPublication/statistics``. Nil when
+    /// ``VideoPublishOptions/adaptiveBitrate`` is off (the encoder keeps its bitrate) and for audio.
+    public var targetBitrate: Int?
+    /// Why ``targetBitrate`` last changed (the full-size stream's in the publication's
+    /// ``LocalTrackPublication/statistics``); nil when ``targetBitrate`` is.
+    public var targetBitrateReason: BitrateChangeReason?
+    /// Whether the target fell so low for the size that every other frame is dropped before the
+    /// encoder, to give the rest more bits (the full-size stream's in the publication's
+    /// ``LocalTrackPublication/statistics``); false when ``targetBitrate`` is nil.
+    public var frameRateHalved = false
   }
 
   /// The publication's id.
@@ -89,16 +102,19 @@ public final class LocalTrackPublication: Sendable {
   private let created = ContinuousClock.now
   private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
 
-  /// Publishes `layers` of a video track, the first at `port`, each next one two ports up.
+  /// Publishes `layers` of a video track, the first at `port`, each next one two ports up;
+  /// with `adaptiveBitrate`, each layer's bitrate follows its receiver reports.
   init(
     video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], recovery: LossRecovery = .nack,
-    host: String, port: Int
+    host: String, port: Int, adaptiveBitrate: Bool = true
   ) throws(RevueError) {
     sid = Self.newSID()
     self.track = track
     media = .video(codec, layers)
     let streams = layers.enumerated().map { index, layer in
-      RTPSender.Stream(chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index)
+      RTPSender.Stream(
+        chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index,
+        adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil)
     }
     status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
@@ -154,6 +170,11 @@ public final class LocalTrackPublication: Sendable {
   /// and I420 as they come (H.264 constrained baseline tuned for zero latency, which takes both
   /// without a copy); a smaller layer is scaled to its size
   /// and at most its frame rate. The encoder is named `encoder`.
+  ///
+  /// VP8's rate control keeps libwebrtc's buffer (1 s, starting at 0.5 s, aiming at 0.6 s) and
+  /// overshoot (15 %), not libvpx's 6 s: with a 6 s buffer a bitrate set while playing is not
+  /// followed for seconds (measured: from 200 kb/s to 1.5 Mb/s, a burst, then 70–180 kb/s for
+  /// 5 s; with libwebrtc's, 1.4 Mb/s within a second), which congestion control relies on.
   private static func videoChain(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) -> String {
     let encoding = layer.encoding
     let keyframeInterval = max(1, encoding.maxFps * 2)
@@ -168,7 +189,8 @@ public final class LocalTrackPublication: Sendable {
       return convert
         + " ! vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
         + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default"
-        + " threads=\(vp8Threads(for: size))"
+        + " threads=\(vp8Threads(for: size)) buffer-size=1000 buffer-initial-size=500 buffer-optimal-size=600"
+        + " overshoot=15"
         + " ! rtpvp8pay picture-id-mode=15-bit"
     case .h264:
       return convert + " ! "
@@ -199,8 +221,8 @@ public final class LocalTrackPublication: Sendable {
   }
 
   /// The counters now and the bitrate since the previous read: frames and keyframes are the
-  /// full-size stream's, packets, bytes and bitrate are added up over every stream, and the
-  /// RTCP fields are the full-size stream's.
+  /// full-size stream's, packets, bytes, bitrate and target bitrate are added up over every
+  /// stream, and the RTCP fields and the target's reason are the full-size stream's.
   public var statistics: Statistics {
     let all = sender.streams.indices.map(sender.statistics)
     var total = all[0]
@@ -212,14 +234,36 @@ public final class LocalTrackPublication: Sendable {
     total.bytesCopiedToEncoder =
       all.allSatisfy { $0.bytesCopiedToEncoder != nil }
       ? all.compactMap(\.bytesCopiedToEncoder).reduce(0, +) : nil
-    return statistics(total, key: nil)
+    var statistics = statistics(total, key: nil)
+    let targets = sender.streams.compactMap { $0.adaptation?.state }
+    if let full = targets.first, targets.count == sender.streams.count {
+      statistics.targetBitrate = targets.map(\.target).reduce(0, +)
+      statistics.targetBitrateReason = full.reason
+      statistics.frameRateHalved = full.halvesFrameRate
+    }
+    return statistics
   }
 
   /// The counters of one stream (an index of ``layers``), and its bitrate since the previous
   /// read of this layer's statistics.
   public func statistics(layer: Int) -> Statistics? {
     guard sender.streams.indices.contains(layer) else { return nil }
-    return statistics(sender.statistics(layer), key: layer)
+    var statistics = statistics(sender.statistics(layer), key: layer)
+    if let state = sender.streams[layer].adaptation?.state {
+      statistics.targetBitrate = state.target
+      statistics.targetBitrateReason = state.reason
+      statistics.frameRateHalved = state.halvesFrameRate
+    }
+    return statistics
+  }
+
+  /// The congestion control of a layer's stream: from its maxBitrate down to where its frame
+  /// rate halves and below.
+  private static func adaptation(for layer: VideoParameters) -> BitrateAdaptation {
+    BitrateAdaptation(
+      ceiling: layer.encoding.maxBitrate,
+      halvingFloor: BitrateController.halvingFloor(
+        width: Int(layer.dimensions.width), height: Int(layer.dimensions.height), fps: layer.encoding.maxFps))
   }
 
   /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now

@@ -191,13 +191,20 @@ public struct VideoPublishOptions: Sendable, Hashable {
   /// How lost packets are recovered: retransmission (NACK and RTX) by default; add ``LossRecovery/fec``
   /// for links whose round trip is long, or pass `[]` to send as plain RTP tools do.
   public var lossRecovery: LossRecovery
+  /// Whether each stream's bitrate follows the path (congestion control): on by default. The
+  /// sender reads the receiver's RTCP reports (loss, round-trip time) and lowers the encoder's
+  /// bitrate when the path is congested, halving the frame rate when the bitrate falls very low
+  /// for the size, then climbs back up to the encoding's ``VideoEncoding/maxBitrate`` as the
+  /// path allows (docs/congestion-control.md). Off, the encoder keeps its bitrate whatever
+  /// the path does, and ``LocalTrackPublication/Statistics/targetBitrate`` is nil.
+  public var adaptiveBitrate: Bool
 
   /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size,
-  /// retransmission of lost packets.
+  /// retransmission of lost packets, adaptive bitrate on.
   public init(
     encoding: VideoEncoding? = nil, simulcast: Bool = false, simulcastLayers: [VideoParameters] = [],
     maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced,
-    lossRecovery: LossRecovery = .nack
+    lossRecovery: LossRecovery = .nack, adaptiveBitrate: Bool = true
   ) {
     self.lossRecovery = lossRecovery
     self.encoding = encoding
@@ -206,6 +213,7 @@ public struct VideoPublishOptions: Sendable, Hashable {
     self.maxLayer = maxLayer
     self.preferredCodec = preferredCodec
     self.bitrateMode = bitrateMode
+    self.adaptiveBitrate = adaptiveBitrate
   }
 
   /// The layers sent for a track of `dimensions`, the full size first.

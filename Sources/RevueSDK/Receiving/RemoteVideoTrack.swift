@@ -483,7 +483,7 @@ final class RTPReceiver: Sendable {
   /// Sends the jitter buffer's requests for a missing packet (RTCP NACK) and the depayloader's
   /// and decoder's for a keyframe (RTCP PLI) at once, from the RTCP socket to the sender's RTCP
   /// address. rtpsession would send them with its next report, and RFC 4585's early-feedback
-  /// rule lets it send one early report per report interval (a second here): a lost packet would
+  /// rule lets it send one early report per report interval (a quarter second here): a lost packet would
   /// wait for its NACK longer than the jitter buffer waits for the packet. A request that comes
   /// before the first sender report, whose address is not known yet, is left to rtpsession.
   private static func sendFeedbackAtOnce(from session: Element, through socket: Element, counters: Locked<Counters>) {

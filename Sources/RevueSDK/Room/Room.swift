@@ -169,7 +169,7 @@ public final class Room: Sendable {
     return try add(pairs: layers.count) { host, port throws(RevueError) in
       try LocalTrackPublication(
         video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,
-        port: port)
+        port: port, adaptiveBitrate: options.adaptiveBitrate)
     }
   }
 

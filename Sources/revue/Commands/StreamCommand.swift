@@ -120,8 +120,8 @@ struct StreamCommand {
     let publication = try await participant.publish(
       videoTrack: participant.cameraTrack,
       options: VideoPublishOptions(
-        encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec, lossRecovery: options.recovery)
-    )
+        encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec, lossRecovery: options.recovery,
+        adaptiveBitrate: !options.fixedBitrate))
     var microphone: LocalAudioTrack?
     if options.audio {
       let track = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions())
@@ -142,13 +142,21 @@ struct StreamCommand {
       let fps = lastFrames.advance(to: stats.framesEncoded)
       let rtt = stats.roundTripTime.map { String(format: "%.1f ms", Self.milliseconds($0)) } ?? "—"
       let loss = stats.fractionLost.map { String(format: "%.1f%%", $0 * 100) } ?? "—"
+      // The target and why it last moved, when the bitrate adapts (not with --fixed-bitrate).
+      let target = stats.targetBitrate.map {
+        "  target \($0 / 1000) kbps (\(stats.targetBitrateReason.map { "\($0)" } ?? "—"))"
+      }
       printer.print(
         [
           ("framesEncoded", stats.framesEncoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
           ("rttMilliseconds", stats.roundTripTime.map(Self.milliseconds) as Any? ?? NSNull()),
           ("fractionLost", stats.fractionLost as Any? ?? NSNull()),
+          ("targetBitrate", stats.targetBitrate as Any? ?? NSNull()),
+          ("targetBitrateReason", stats.targetBitrateReason.map { "\($0)" } as Any? ?? NSNull()),
+          ("frameRateHalved", stats.frameRateHalved),
         ],
-        text: "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  RTT \(rtt)  loss \(loss)  frames \(stats.framesEncoded)")
+        text: "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps\(target ?? "")  RTT \(rtt)  loss \(loss)"
+          + "  frames \(stats.framesEncoded)")
     }
     printer.finish()
     let final = publication.statistics

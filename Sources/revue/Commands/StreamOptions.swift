@@ -68,6 +68,8 @@ struct StreamOptions: Equatable {
   var simulcast = false
   /// How lost packets are recovered (`--no-recovery`, `--fec`).
   var recovery = LossRecovery.nack
+  /// `--fixed-bitrate`: the encoder keeps its bitrate, whatever the path (no congestion control).
+  var fixedBitrate = false
 
   static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
@@ -95,6 +97,7 @@ struct StreamOptions: Equatable {
       case "--simulcast": options.simulcast = true
       case "--no-recovery": options.recovery = []
       case "--fec": options.recovery.insert(.fec)
+      case "--fixed-bitrate": options.fixedBitrate = true
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }

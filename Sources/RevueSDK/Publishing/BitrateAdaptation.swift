@@ -1,0 +1,193 @@
+import GStreamer
+import Synchronization
+
+/// The congestion control of one video stream of a sender: each receiver report on the stream
+/// goes to its ``BitrateController``, whose target is set on the stream's encoder as it
+/// changes, and whose halved frame rate drops every other frame before the encoder.
+/// Retransmissions (RTX) are kept within a share of the target (``RetransmissionBudget``).
+///
+/// Made by the publication (one per stream, when ``VideoPublishOptions/adaptiveBitrate`` is
+/// on) and handed to ``RTPSender/Stream``; the sender attaches the encoder and reports each
+/// receiver report (on the thread that receives RTCP).
+final class BitrateAdaptation: Sendable {
+  private let controller: Mutex<BitrateController>
+  private let encoder = Mutex<Element?>(nil)
+  /// The stream's RTX sender, whose retransmissions the reports' sequence numbers do not count.
+  private let retransmitter = Mutex<Element?>(nil)
+  /// Shared with the probe on the encoder's input (which must not hold the encoder).
+  private let frames = FrameHalving()
+  /// Shared with the probe on the RTX sender's output.
+  private let retransmissions: RetransmissionBudget
+  /// Where the reports' times count from.
+  private let origin = ContinuousClock.now
+
+  /// A stream of at most `ceiling` bits per second, which starts there; below `halvingFloor`
+  /// (nil: never) every other frame is dropped.
+  init(ceiling: Int, halvingFloor: Int?) {
+    let controller = BitrateController(ceiling: ceiling, halvingFloor: halvingFloor)
+    self.controller = Mutex(controller)
+    retransmissions = RetransmissionBudget(target: controller.target)
+  }
+
+  /// The target now and why it last changed.
+  var state: (target: Int, reason: BitrateChangeReason, halvesFrameRate: Bool) {
+    controller.withLock { ($0.target, $0.reason, $0.halvesFrameRate) }
+  }
+
+  /// Makes `encoder` the one whose bitrate follows the target, and drops every other frame at
+  /// its input while the frame rate is halved. The RTX sender beside it in its bin, if any, is
+  /// read for the retransmissions at each report, and the requests beyond the budget are
+  /// dropped before it.
+  func attach(to encoder: Element?) {
+    guard let encoder else { return }
+    self.encoder.withLock { $0 = encoder }
+    let retransmitter = (encoder.parent as? Bin)?.elements.first { $0.factoryName == "rtprtxsend" }
+    self.retransmitter.withLock { $0 = retransmitter }
+    let frames = frames
+    encoder.staticPad("sink")?.addProbe(.buffer) { _, _ in frames.passes() ? .ok : .drop }
+    let retransmissions = retransmissions
+    retransmitter?.staticPad("src")?.addProbe(.eventUpstream) { [weak self] _, info in
+      guard let request = info.event?.structure, request.name == "GstRTPRetransmissionRequest" else { return .ok }
+      if let sequence = request.get("seqnum", as: UInt.self).flatMap(UInt16.init(exactly:)) {
+        self?.retransmissionRequested(sequence)
+      }
+      return retransmissions.allows(at: .now) ? .ok : .drop
+    }
+  }
+
+  /// Retransmission requests dropped so far, over the budget.
+  var retransmissionsRefused: Int { retransmissions.refused }
+
+  /// Takes in a receiver report on the stream that arrived at `arrival` (the middle 32 bits of
+  /// the NTP time, for its round-trip time), with the stream's counters then; sets the encoder's
+  /// bitrate when the target changed.
+  func reported(_ block: RTCPReportBlock, arrival: UInt32, sent counters: RTPSender.Counters) {
+    let retransmitted = retransmitter.withLock { $0 }.flatMap { try? $0.get("num-rtx-packets", as: UInt.self) }
+    take(
+      BitrateController.Report(
+        time: ContinuousClock.now - origin, fractionLost: block.fractionLost, packetsLost: Int(block.packetsLost),
+        highestSequence: block.highestSequence, roundTrip: block.roundTrip(arrival: arrival),
+        jitter: .microseconds(Int64(block.jitter) * 1_000_000 / 90_000), bytesSent: counters.bytesSent,
+        packetsSent: counters.packetsSent, packetsRetransmitted: retransmitted.map { Int($0) } ?? 0))
+  }
+
+  /// Takes in a retransmission request for packet `sequence` that came now.
+  func retransmissionRequested(_ sequence: UInt16) {
+    let now = ContinuousClock.now - origin
+    let (changed, state) = controller.withLock { controller in
+      (
+        controller.retransmissionRequested(sequence, at: now),
+        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
+      )
+    }
+    if changed { apply(state) }
+  }
+
+  /// Takes in a report; sets the encoder's bitrate when the target changed.
+  func take(_ report: BitrateController.Report) {
+    let (changed, state) = controller.withLock { controller in
+      (
+        controller.update(report),
+        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
+      )
+    }
+    if changed { apply(state) }
+  }
+
+  /// Makes the controller's new state so: frames, retransmission budget and encoder.
+  private func apply(_ state: (Int, BitrateChangeReason, Bool, Int)) {
+    frames.halved.store(state.2, ordering: .relaxed)
+    retransmissions.setTarget(state.0)
+    guard let encoder = encoder.withLock({ $0 }) else { return }
+    Self.setBitrate(state.3, of: encoder)
+    RevueLog.log(
+      .debug, "Publication",
+      "\(encoder.factoryName ?? "encoder") target \(state.0 / 1000) kb/s (\(state.1)), encoder \(state.3 / 1000) kb/s"
+        + (state.2 ? ", half the frame rate" : ""))
+  }
+
+  /// Sets `encoder`'s bitrate property to `bitrate` bits per second, in its unit: `vp8enc`'s
+  /// `target-bitrate` and `openh264enc`'s `bitrate` are in bit/s, `x264enc`'s `bitrate` in
+  /// kbit/s. All three take a new bitrate while playing (vp8enc reconfigures libvpx at once,
+  /// x264enc at its next frame).
+  static func setBitrate(_ bitrate: Int, of encoder: Element) {
+    do {
+      switch encoder.factoryName {
+      case "vp8enc": try encoder.set("target-bitrate", bitrate)
+      case "x264enc": try encoder.set("bitrate", max(1, (bitrate + 500) / 1000))
+      case "openh264enc": try encoder.set("bitrate", bitrate)
+      default: return
+      }
+    } catch {
+      RevueLog.log(.warning, "Publication", "cannot set the bitrate of \(encoder.name): \(error)")
+    }
+  }
+}
+
+/// Whether the frame rate is halved, and which frames pass meanwhile: every other one.
+private final class FrameHalving: Sendable {
+  let halved = Atomic(false)
+  private let count = Atomic(0)
+
+  /// Whether the next frame goes to the encoder.
+  func passes() -> Bool {
+    guard halved.load(ordering: .relaxed) else { return true }
+    return count.wrappingAdd(1, ordering: .relaxed).oldValue % 2 == 0
+  }
+}
+
+/// The retransmissions a stream may send: a token bucket filled at ``share`` of the target
+/// bitrate, holding at most ``burst`` of it, each request costing a full packet.
+///
+/// Without it, loss recovery feeds congestion: on a link six times too slow, the receiver asks
+/// for most packets again, the retransmissions are lost in turn and asked for again, and the
+/// sender sent 2 Mb/s, most of it retransmissions, while its encoder aimed at 200 kb/s, with no
+/// frame decoded for seconds. libwebrtc likewise keeps retransmissions within its estimate.
+/// Half the target, not less: a receiver sends its first request for a packet three times and
+/// the sender answers each copy, so 10 % random loss asks for 30 % of the rate again (with a
+/// quarter, `LossRecoveryTests` lost frames at 5 % and 10 % loss).
+final class RetransmissionBudget: Sendable {
+  /// The share of the target retransmissions may take.
+  static let share = 0.5
+  /// The most the bucket holds, as time at its rate: a burst of losses is answered at once.
+  static let burst = 0.5
+  /// What a request costs, in bits: the largest packet.
+  static let packetBits = Double(RTPSender.mtu * 8)
+
+  private struct State {
+    var rate: Double
+    var tokens: Double
+    var last: ContinuousClock.Instant?
+    var refused = 0
+  }
+  private let state: Mutex<State>
+
+  /// A budget for a stream aiming at `target` bits per second, full.
+  init(target: Int) {
+    let rate = Double(target) * Self.share
+    state = Mutex(State(rate: rate, tokens: rate * Self.burst))
+  }
+
+  /// Follows a new target.
+  func setTarget(_ target: Int) { state.withLock { $0.rate = Double(target) * Self.share } }
+
+  /// Whether a request at `now` may be answered; takes its cost if so, counts it as refused if not.
+  func allows(at now: ContinuousClock.Instant) -> Bool {
+    state.withLock { state in
+      if let last = state.last {
+        let seconds = Double((now - last) / .microseconds(1)) / 1e6
+        state.tokens = min(state.rate * Self.burst, state.tokens + state.rate * max(0, seconds))
+      }
+      state.last = now
+      guard state.tokens >= Self.packetBits else {
+        state.refused += 1
+        return false
+      }
+      state.tokens -= Self.packetBits
+      return true
+    }
+  }
+
+  /// Requests refused so far.
+  var refused: Int { state.withLock { $0.refused } }
+}
