@@ -12,6 +12,9 @@ import RevueSDK
 /// With an ``outage`` the link is also cut both ways for that long once frame ``outageFrame``
 /// is out, and the trial measures how long after the link came back the receiver showed an
 /// intact frame again (``Result/Outage``).
+///
+/// With ``hostile`` a ``HostileTraffic`` of that case is sent straight to the receiver's ports
+/// (not through the link) from the start of the judged window until the last frame is pushed.
 public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   /// The codec sent.
   public var codec: VideoCodec
@@ -32,15 +35,21 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   /// has shown frame ``outageFrame``; nil for no outage. The frames should last a few seconds
   /// past it, or the picture may not be back before the trial ends.
   public var outage: Duration?
+  /// Hostile datagrams sent to the receiver during the judged window; nil for none.
+  public var hostile: HostileCase?
+  /// Hostile datagrams a second, with ``hostile``.
+  public static let hostileRate = 500
 
   /// The frame at which an outage starts (3 s in at 30 fps, a second into the judged window).
   public static let outageFrame = 90
 
-  /// A trial of `frames` frames of `codec` at `width`×`height`, with an outage of `outage` if set.
+  /// A trial of `frames` frames of `codec` at `width`×`height`, with an outage of `outage` and
+  /// `hostile` datagrams if set.
   public init(
     codec: VideoCodec, width: Int, height: Int, link: LinkConditions, recovery: LossRecovery, frames: Int = 300,
-    seed: UInt64 = 1, outage: Duration? = nil
+    seed: UInt64 = 1, outage: Duration? = nil, hostile: HostileCase? = nil
   ) {
+    self.hostile = hostile
     self.codec = codec
     self.width = width
     self.height = height
@@ -60,7 +69,7 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   /// `vp8 640x480, loss 5%, delay 30 ms ± 10 ms, recovery nack`, and `, outage 5 s` with one.
   public var description: String {
     "\(codec.rawValue) \(width)x\(height), \(link), recovery \(Self.name(of: recovery))"
-      + (outage.map { ", outage \(Self.seconds($0)) s" } ?? "")
+      + (outage.map { ", outage \(Self.seconds($0)) s" } ?? "") + (hostile.map { ", hostile \($0)" } ?? "")
   }
 
   /// `nack`, `fec`, `nack+fec`, or `off`.
@@ -91,6 +100,8 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
     /// was down is not counted as lost, and the time across the outage is not a freeze, but the
     /// wait after the link came back for the first intact frame is.
     public var outage: Outage? = nil
+    /// The hostile datagrams sent to the receiver's ports, in a trial with them.
+    public var hostileSent: HostileTraffic.Sent? = nil
 
     /// An outage and how the two ends came out of it.
     public struct Outage: Sendable, Hashable, CustomStringConvertible {
@@ -136,6 +147,7 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
         + "\(sent.packetsRetransmitted.map(String.init) ?? "—"), keyframes asked \(received.keyframeRequests)"
         + " (\(sent.keyframeRequestsHonoured) made), packets given up \(received.packetsLost)"
         + (outage.map { "; \($0)" } ?? "")
+        + (hostileSent.map { "; hostile datagrams \($0), \(received.invalidPackets) not RTP" } ?? "")
     }
   }
 
@@ -181,6 +193,13 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
     let pushing = StampedFrameDriver(pushing: source, into: capturer, fps: 30, frames: frames)
     driver = pushing
     var down: (cut: ContinuousClock.Instant, restored: ContinuousClock.Instant)?
+    var attack: Task<HostileTraffic.Sent, any Error>?
+    defer { attack?.cancel() }
+    if let hostile {
+      try await Self.within(timeout) { await reference.wait(forNumber: window.lowerBound) }
+      var traffic = HostileTraffic(hostile, victimSSRC: publication.ssrc, payloadType: 96, seed: seed)
+      attack = Task { try await traffic.send(port: port, perSecond: Self.hostileRate, for: .seconds(3600)) }
+    }
     if let outage {
       try await Self.within(timeout) { await reference.wait(forNumber: Self.outageFrame) }
       let cut = ContinuousClock.now
@@ -189,6 +208,8 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
       down = (cut, await restored.next() ?? .now)
     }
     await pushing.ended()
+    attack?.cancel()
+    let hostileSent = try await attack?.value
     // The last frames judged have arrived at the reference, and the receiver had as long
     // again as its jitter buffer waits to show them.
     let last = window.upperBound
@@ -199,6 +220,7 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
       verdict: FrameJudge.judge(reference: referenceRecords, tested: testedRecords, window: window),
       sent: publication.statistics, received: remote.videoTrack!.statistics, forward: link.statistics.forward,
       backward: link.statistics.backward)
+    result.hostileSent = hostileSent
     if let outage, let down {
       var report = Self.outage(
         outage, cut: down.cut, restored: down.restored, onTheLink: self.link.delay + self.link.jitter,

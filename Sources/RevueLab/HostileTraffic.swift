@@ -1,0 +1,234 @@
+import Foundation
+import RevueSDK
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The kinds of hostile datagram ``HostileTraffic`` makes for a receiver's RTP and RTCP ports.
+public enum HostileCase: String, CaseIterable, Sendable, CustomStringConvertible {
+  /// Random bytes of random length (0 to 1500), to both ports.
+  case randomBytes
+  /// RTP headers cut short (0 to 11 bytes) and RTCP headers cut short (0 to 7 bytes).
+  case truncatedHeaders
+  /// Well-formed RTP and RTCP with version 0, 1 or 3.
+  case wrongVersions
+  /// RTP that claims 15 CSRCs in fewer bytes than they take.
+  case absurdCSRCCounts
+  /// RTP with a header extension that claims up to 65535 words.
+  case absurdExtensionLengths
+  /// RTP with the padding bit set and a padding count larger than the packet, or zero.
+  case badPadding
+  /// RTP of a stranger's SSRC whose sequence numbers run across 65535 → 0 again and again.
+  case sequenceWraps
+  /// RTP of a stranger's SSRC whose timestamps jump by up to 2³¹ between packets.
+  case timestampJumps
+  /// RTP and RTCP (sender reports, BYE) with the victim's own SSRC, from another address: a
+  /// collision or a spoof.
+  case ssrcCollisions
+  /// A second, well-formed stream on the same port, of the same payload type: a second sender.
+  case secondSender
+  /// RTCP compounds whose lengths, counts and report blocks lie, and feedback that names
+  /// nothing.
+  case hostileRTCP
+
+  /// The case's name.
+  public var description: String { rawValue }
+}
+
+/// Makes hostile datagrams for a receiver (seeded: the same seed gives the same datagrams) and
+/// sends them from a socket of its own on loopback.
+public struct HostileTraffic: Sendable {
+  /// One datagram, and whether it is for the RTCP port (`port + 1`) rather than the RTP port.
+  public typealias Datagram = (bytes: [UInt8], toRTCP: Bool)
+
+  /// The datagrams sent to each port.
+  public struct Sent: Sendable, Hashable, CustomStringConvertible {
+    /// To the RTP port.
+    public var rtp = 0
+    /// To the RTCP port.
+    public var rtcp = 0
+    /// `1200 RTP + 300 RTCP`.
+    public var description: String { "\(rtp) RTP + \(rtcp) RTCP" }
+  }
+
+  /// What is sent.
+  public let hostileCase: HostileCase
+  /// The SSRC of the stream under attack (for ``HostileCase/ssrcCollisions``), and its payload
+  /// type (used by the well-formed cases, so that they reach the depayloader).
+  public let victimSSRC: UInt32
+  public let payloadType: Int
+  private var random: Xoshiro256StarStar
+  private var sequence: UInt16
+  private var timestamp: UInt32
+  private let strangerSSRC: UInt32
+
+  /// Datagrams of `hostileCase` against a stream of `victimSSRC` and `payloadType`.
+  public init(_ hostileCase: HostileCase, victimSSRC: UInt32, payloadType: Int = 96, seed: UInt64 = 14) {
+    self.hostileCase = hostileCase
+    self.victimSSRC = victimSSRC
+    self.payloadType = payloadType
+    random = Xoshiro256StarStar(
+      seed: seed, stream: UInt64(HostileCase.allCases.firstIndex(of: hostileCase) ?? 0))
+    sequence = 65_500
+    timestamp = 0
+    var stranger = victimSSRC
+    while stranger == victimSSRC { stranger = UInt32(truncatingIfNeeded: random.next()) }
+    strangerSSRC = stranger
+  }
+
+  /// The next datagram.
+  public mutating func next() -> Datagram {
+    switch hostileCase {
+    case .randomBytes:
+      return (bytes(count: Int(random.next() % 1501)), random.next() % 2 == 0)
+    case .truncatedHeaders:
+      if random.next() % 2 == 0 {
+        return (Array(rtp(ssrc: strangerSSRC, payload: 0).prefix(Int(random.next() % 12))), false)
+      }
+      return (Array(senderReport(ssrc: strangerSSRC).prefix(Int(random.next() % 8))), true)
+    case .wrongVersions:
+      let version = [UInt8(0), 1, 3][Int(random.next() % 3)]
+      let toRTCP = random.next() % 2 == 0
+      var packet = toRTCP ? senderReport(ssrc: strangerSSRC) : rtp(ssrc: strangerSSRC, payload: 200)
+      packet[0] = (packet[0] & 0x3F) | version << 6
+      return (packet, toRTCP)
+    case .absurdCSRCCounts:
+      var packet = rtp(ssrc: strangerSSRC, payload: Int(random.next() % 48))
+      packet[0] = (packet[0] & 0xF0) | 0x0F
+      return (packet, false)
+    case .absurdExtensionLengths:
+      var packet = rtp(ssrc: strangerSSRC, payload: 0)
+      packet[0] |= 0x10
+      let words = UInt16(truncatingIfNeeded: random.next() % 2 == 0 ? 0xFFFF : random.next())
+      packet += [0xBE, 0xDE, UInt8(words >> 8), UInt8(words & 0xFF)] + bytes(count: Int(random.next() % 64))
+      return (packet, false)
+    case .badPadding:
+      var packet = rtp(ssrc: strangerSSRC, payload: 1 + Int(random.next() % 100))
+      packet[0] |= 0x20
+      packet[packet.count - 1] = random.next() % 4 == 0 ? 0 : UInt8(packet.count + Int(random.next() % 100))
+      return (packet, false)
+    case .sequenceWraps:
+      sequence &+= UInt16(1 + random.next() % 40)
+      timestamp &+= 3000
+      return (rtp(ssrc: strangerSSRC, payload: 100 + Int(random.next() % 1000)), false)
+    case .timestampJumps:
+      sequence &+= 1
+      timestamp &+= UInt32(truncatingIfNeeded: random.next()) >> 1
+      return (rtp(ssrc: strangerSSRC, payload: 100 + Int(random.next() % 1000)), false)
+    case .ssrcCollisions:
+      switch random.next() % 8 {
+      case 0: return (senderReport(ssrc: victimSSRC), true)
+      case 1: return (bye(ssrc: victimSSRC), true)
+      default:
+        sequence = UInt16(truncatingIfNeeded: random.next())
+        timestamp = UInt32(truncatingIfNeeded: random.next())
+        return (rtp(ssrc: victimSSRC, payload: 100 + Int(random.next() % 1000)), false)
+      }
+    case .secondSender:
+      // A frame of about 5 packets every 3000 ticks (30 fps), the last one marked, each with a
+      // VP8 payload descriptor ahead of noise: what a real second encoder would look like.
+      sequence &+= 1
+      let marker = sequence % 5 == 0
+      if sequence % 5 == 1 { timestamp &+= 3000 }
+      var packet = rtp(ssrc: strangerSSRC, payload: 0, marker: marker)
+      packet += [sequence % 5 == 1 ? 0x10 : 0x00] + bytes(count: 900)
+      return (packet, false)
+    case .hostileRTCP:
+      return (lyingRTCP(), true)
+    }
+  }
+
+  // MARK: - Packets
+
+  private mutating func bytes(count: Int) -> [UInt8] {
+    (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+  }
+
+  /// An RTP packet of `ssrc` at the current sequence number and timestamp, with `payload` random
+  /// bytes.
+  private mutating func rtp(ssrc: UInt32, payload: Int, marker: Bool = false) -> [UInt8] {
+    [0x80, UInt8(payloadType & 0x7F) | (marker ? 0x80 : 0)] + Self.bigEndian(sequence) + Self.bigEndian(timestamp)
+      + Self.bigEndian(ssrc) + bytes(count: payload)
+  }
+
+  /// An RTCP sender report of `ssrc` with random times and counts.
+  private mutating func senderReport(ssrc: UInt32) -> [UInt8] {
+    [0x80, 200, 0, 6] + Self.bigEndian(ssrc) + bytes(count: 20)
+  }
+
+  /// An RTCP BYE of `ssrc`.
+  private func bye(ssrc: UInt32) -> [UInt8] {
+    [0x81, 203, 0, 1] + Self.bigEndian(ssrc)
+  }
+
+  /// An RTCP compound whose header lies about its length or counts.
+  private mutating func lyingRTCP() -> [UInt8] {
+    let ssrc = random.next() % 2 == 0 ? victimSSRC : strangerSSRC
+    switch random.next() % 7 {
+    case 0:  // A sender report claiming 31 report blocks with room for none.
+      return [0x9F, 200, 0, 6] + Self.bigEndian(ssrc) + bytes(count: 20)
+    case 1:  // A length of 65535 words in a short packet.
+      return [0x80, 201, 0xFF, 0xFF] + Self.bigEndian(ssrc) + bytes(count: 24)
+    case 2:  // SDES with an item longer than the packet.
+      return [0x81, 202, 0, 3] + Self.bigEndian(ssrc) + [1, 255] + bytes(count: 6)
+    case 3:  // BYE of 31 sources with a reason longer than the packet.
+      return [0x9F, 203, 0, 2] + Self.bigEndian(ssrc) + [200] + bytes(count: 3)
+    case 4:  // A NACK and a PLI about SSRCs no one has.
+      return [0x81, 205, 0, 3] + Self.bigEndian(ssrc) + Self.bigEndian(UInt32(truncatingIfNeeded: random.next()))
+        + bytes(count: 4) + [0x81, 206, 0, 2] + Self.bigEndian(ssrc) + Self.bigEndian(UInt32.max)
+    case 5:  // An unknown packet type, then a valid receiver report.
+      return [0x80, 199, 0, 1] + bytes(count: 4) + [0x80, 201, 0, 1] + Self.bigEndian(ssrc)
+    default:  // A receiver report whose block claims absurd loss and jitter.
+      return [0x81, 201, 0, 7] + Self.bigEndian(ssrc) + Self.bigEndian(victimSSRC) + [0xFF, 0x7F, 0xFF, 0xFF]
+        + bytes(count: 16)
+    }
+  }
+
+  private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+    withUnsafeBytes(of: value.bigEndian) { Array($0) }
+  }
+
+  // MARK: - Sending
+
+  /// Sends datagrams of `hostileCase` to `host`'s `port` (RTP) and `port + 1` (RTCP) from a socket
+  /// of its own on an ephemeral port, `perSecond` of them a second, until `duration` has passed
+  /// or the task is cancelled.
+  public mutating func send(
+    to host: String = "127.0.0.1", port: Int, perSecond: Int, for duration: Duration
+  ) async throws -> Sent {
+    let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard descriptor >= 0 else { throw RevueError(.invalidState, "cannot open a socket: errno \(errno)") }
+    defer { close(descriptor) }
+    var host4 = in_addr()
+    guard inet_pton(AF_INET, host, &host4) == 1 else { throw RevueError(.invalidInput, "not an IPv4 address: \(host)") }
+    let addresses = [port, port + 1].map { port in
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = in_port_t(UInt16(port).bigEndian)
+      address.sin_addr = host4
+      return address
+    }
+    var sent = Sent()
+    let clock = ContinuousClock()
+    let start = clock.now
+    let interval = Duration.seconds(1) / perSecond
+    // A burst every 10 ms: sleeping per datagram costs more than the datagram.
+    let perBurst = max(1, perSecond / 100)
+    while clock.now - start < duration, !Task.isCancelled {
+      for _ in 0..<perBurst {
+        let datagram = next()
+        var address = addresses[datagram.toRTCP ? 1 : 0]
+        _ = withUnsafePointer(to: &address) { pointer in
+          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            sendto(descriptor, datagram.bytes, datagram.bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+          }
+        }
+        if datagram.toRTCP { sent.rtcp += 1 } else { sent.rtp += 1 }
+      }
+      // paces-on-purpose: the traffic's rate
+      try? await Task.sleep(until: start + interval * (sent.rtp + sent.rtcp), clock: clock)
+    }
+    return sent
+  }
+}
