@@ -1,0 +1,68 @@
+import Foundation
+import GStreamer
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+/// SRTP (RFC 3711) with SDES keys: Revue to Revue, wrong keys, the SDP's `a=crypto`, and keys
+/// kept out of every message.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SRTPTests {
+  init() { TestEnvironment.prepare() }
+
+  /// A fixed key of each suite's length (tests only).
+  static func key(_ suite: SRTPKey.Suite = .aesCM128HMACSHA1_80, byte: UInt8 = 7) throws -> SRTPKey {
+    try SRTPKey(bytes: (0..<suite.keyLength).map { UInt8($0) &* 31 &+ byte }, suite: suite)
+  }
+
+  /// The query of an srtp:// URL that carries `key`.
+  static func query(_ key: SRTPKey) -> String {
+    let encoded = key.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+    return "key=\(encoded)" + (key.suite == .aeadAES128GCM ? "&suite=aes-128-gcm" : "")
+  }
+
+  /// A room sending the virtual camera `device` at 360p to `url`, publishing at once.
+  static func publish(
+    to url: URL, camera device: CaptureDevice, codec: VideoCodec = .vp8
+  ) async throws -> (Room, CameraCapturer, LocalTrackPublication) {
+    let room = Room()
+    try await room.connect(to: url)
+    let participant = try #require(room.localParticipant)
+    let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+    _ = try await capturer.set(options: capturer.options.copyWith(device: device, dimensions: .h360_169))
+    try await capturer.startCapture()
+    let publication = try await participant.publish(
+      videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+    return (room, capturer, publication)
+  }
+
+  @Test(arguments: [SRTPKey.Suite.aesCM128HMACSHA1_80, .aeadAES128GCM])
+  func revueToRevueOverSRTP(_ suite: SRTPKey.Suite) async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp()
+      let key = try Self.key(suite)
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(key))")!)
+      let renderer = FrameStream()
+      remote.videoTrack!.add(videoRenderer: renderer)
+      let (sending, capturer, publication) = try await Self.publish(
+        to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(key))")!, camera: devices[0])
+      _ = try await renderer.next { _ in renderer.count >= 30 }
+      // Receiver reports come back through SRTCP: the sender reads them.
+      try await withDeadline(20, "a receiver report at the sender") {
+        for await _ in publication.receiverReports() { return }
+      }
+      let statistics = remote.videoTrack!.statistics
+      print("SRTP \(suite): \(statistics.framesDecoded) frames, \(statistics.packetsReceived) packets,"
+        + " \(statistics.packetsUnauthenticated) unauthenticated; RTT \(String(describing: publication.statistics.roundTripTime))")
+      #expect(statistics.framesDecoded >= 30)
+      #expect(statistics.packetsUnauthenticated == 0)
+      #expect(publication.statistics.roundTripTime != nil)
+      let sdp = sending.sdp
+      #expect(sdp.contains("m=video \(port) RTP/SAVPF 96"))
+      #expect(sdp.contains("a=crypto:1 \(suite.rawValue) inline:\(key.base64)"))
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
+}
