@@ -65,4 +65,63 @@ import Testing
       await receiving.disconnect()
     }
   }
+
+  /// A receiver with another key than the sender's decodes nothing, counts what it drops and
+  /// goes on; a sender with its key that arrives later on the same port, beside the first, is
+  /// decoded.
+  @Test func aWrongKeyDecodesNothingAndTheRightSenderStillGetsThrough() async throws {
+    try await TestCameras.with(["csi-camera-module", "usb-720p-webcam"]) { devices in
+      let port = FreePorts.rtp()
+      let right = try Self.key(byte: 1)
+      let wrong = try Self.key(byte: 2)
+      let log = RevueLog.entries(from: .debug)
+      let logged = Task {
+        var entries: [String] = []
+        for await entry in log { entries.append(entry.description) }
+        return entries
+      }
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(right))")!)
+      let renderer = FrameStream()
+      remote.videoTrack!.add(videoRenderer: renderer)
+      let track = remote.videoTrack!
+
+      let (wrongRoom, wrongCapturer, _) = try await Self.publish(
+        to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(wrong))")!, camera: devices[0])
+      let sent = FrameStream()
+      wrongRoom.localParticipant!.cameraTrack.add(videoRenderer: sent)
+      // Two seconds of the wrong sender's frames have gone out.
+      _ = try await sent.next("60 frames sent with the wrong key") { _ in sent.count >= 60 }
+      let refused = track.statistics
+      print("wrong key: \(refused.packetsReceived) packets came, \(refused.packetsUnauthenticated) unauthenticated,"
+        + " \(refused.framesDecoded) frames decoded")
+      #expect(renderer.count == 0 && refused.framesDecoded == 0)
+      #expect(refused.packetsUnauthenticated > 50)
+      #expect(track.state == .running)
+
+      // The sender with the receiver's key, on the same port, while the other goes on.
+      let (rightRoom, rightCapturer, _) = try await Self.publish(
+        to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(right))")!, camera: devices[1])
+      _ = try await renderer.next("frames of the sender with the right key") { _ in renderer.count >= 20 }
+      let after = track.statistics
+      print("then the right key: \(after.framesDecoded) frames decoded, \(after.packetsUnauthenticated) unauthenticated")
+      #expect(after.packetsUnauthenticated > refused.packetsUnauthenticated, "the wrong sender still counted")
+      #expect(renderer.count >= 20)
+      try await rightCapturer.stopCapture()
+      try await wrongCapturer.stopCapture()
+      await wrongRoom.disconnect()
+      await rightRoom.disconnect()
+      await receiving.disconnect()
+
+      // Neither key is in any log entry, the statistics or the key's description.
+      logged.cancel()
+      let entries = await logged.value
+      #expect(!entries.isEmpty)
+      for key in [right, wrong] {
+        #expect(!entries.contains { $0.contains(key.base64) })
+        #expect(!"\(after)".contains(key.base64))
+        #expect(!"\(key)".contains(key.base64) && !String(reflecting: key).contains(key.base64))
+      }
+    }
+  }
 }
