@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import RevueLab
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -123,5 +124,23 @@ import Testing
         #expect(!"\(key)".contains(key.base64) && !String(reflecting: key).contains(key.base64))
       }
     }
+  }
+
+  /// NACK and RTX keep working over SRTP: the receiver's NACKs (built by Revue, sent at once)
+  /// are SRTCP, which the sender authenticates, and the retransmissions are SRTP. Judged as
+  /// LossRecoveryTests judge plain RTP, through 5% loss each way with 30 ± 10 ms. It runs
+  /// alone, as those do: two decoders and an encoder.
+  @Test(.wholeProcess) func nackRecoversLossOverSRTP() async throws {
+    let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
+    let trial = LinkTrial(
+      codec: .vp8, width: 640, height: 480, link: link, recovery: .nack, frames: 240, srtp: try Self.key())
+    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
+    print("\(trial): \(result)")
+    #expect(result.forward.lost > 0 && result.backward.lost > 0, "the link lost packets both ways")
+    #expect(result.received.nacksSent > 0 && result.received.packetsRetransmitted > 0, "\(result)")
+    #expect((result.sent.packetsRetransmitted ?? 0) > 0, "the sender took no NACK: \(result)")
+    #expect(result.received.packetsUnauthenticated == 0, "\(result)")
+    #expect(result.verdict.fractionIntact >= 0.98, "\(result)")
+    #expect(result.verdict.longestFreeze <= .milliseconds(200), "\(result)")
   }
 }
