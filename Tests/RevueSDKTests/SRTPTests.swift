@@ -143,4 +143,34 @@ import Testing
     #expect(result.verdict.fractionIntact >= 0.98, "\(result)")
     #expect(result.verdict.longestFreeze <= .milliseconds(200), "\(result)")
   }
+
+  /// ffmpeg reads the room's SDP (`RTP/SAVPF`, `a=crypto` with AES_CM_128_HMAC_SHA1_80) and
+  /// decodes the SRTP stream (it takes `srtp` in its protocol whitelist).
+  @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheSRTPRoomSDP(_ codec: VideoCodec) async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp()
+      let key = try Self.key()
+      let room = Room()
+      try await room.connect(to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(key))")!)
+      let participant = try #require(room.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
+      _ = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-srtp-\(port).sdp")
+      try room.sdp.write(to: file, atomically: true, encoding: .utf8)
+      defer { try? FileManager.default.removeItem(at: file) }
+      let ffmpeg = try Subprocess(
+        URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+        [
+          "-hide_banner", "-loglevel", "fatal", "-protocol_whitelist", "file,udp,rtp,srtp", "-i", file.path,
+          "-frames:v", "30", "-f", "null", "-",
+        ])
+      try await capturer.startCapture()
+      let exit = try await ffmpeg.exit(within: 30)
+      #expect(exit.status == 0, "ffmpeg did not decode 30 frames of the SRTP stream: \(exit.error)")
+      try await capturer.stopCapture()
+      await room.disconnect()
+    }
+  }
 }
