@@ -173,4 +173,92 @@ import Testing
       await room.disconnect()
     }
   }
+
+  /// Revue receives its own SRTP SDP: video and audio, each with the key of its `a=crypto` line,
+  /// and only from the host given.
+  @Test func revueReceivesItsSRTPSDPWithAudio() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp(pairs: 2)
+      let key = try Self.key()
+      let (sending, capturer, _) = try await Self.publish(
+        to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(key))")!, camera: devices[0])
+      let microphone = try await VirtualDevices.microphone(name: "SRTP \(port)", signal: .sync)
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
+      try await audio.capturer!.startCapture()
+      _ = try await sending.localParticipant!.publish(audioTrack: audio)
+      let sdp = sending.sdp
+      #expect(sdp.components(separatedBy: "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(key.base64)").count == 3)
+      #expect(sdp.contains("m=audio \(port + 2) RTP/SAVPF 111"))
+      let receiving = Room()
+      let remote = try await receiving.listen(sdp: sdp, on: "127.0.0.1", from: "127.0.0.1")
+      let frames = FrameStream()
+      remote.videoTrack!.add(videoRenderer: frames)
+      let sound = RenderRecorder()
+      remote.audioTrack!.add(audioRenderer: sound)
+      _ = try await frames.next { _ in frames.count >= 10 }
+      try await sound.wait(for: 20, "20 buffers of audio over SRTP")
+      #expect(remote.audioTrack!.statistics.packetsUnauthenticated == 0)
+      #expect(remote.videoTrack!.statistics.packetsFromOtherSources == 0)
+      try await capturer.stopCapture()
+      try await audio.capturer!.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
+
+  /// Every malformed or missing key is a clear error that never holds the key's text.
+  @Test func malformedKeysAreClearErrorsWithoutTheKey() async throws {
+    let port = FreePorts.rtp()
+    let short = Data((0..<16).map { UInt8($0) }).base64EncodedString()
+    let long = Data((0..<30).map { UInt8($0) }).base64EncodedString()
+    let cases: [(query: String, message: String, secret: String?)] = [
+      ("", "an srtp:// URL needs its key", nil),
+      ("?key=", "the SRTP key is empty", nil),
+      ("?key=not*base64!secret", "the SRTP key is not base64", "not*base64!secret"),
+      ("?key=\(short)", "the SRTP key is 16 bytes: AES_CM_128_HMAC_SHA1_80 takes 30", short),
+      ("?key=\(long)&suite=aes-128-gcm", "the SRTP key is 30 bytes: AEAD_AES_128_GCM takes 28", long),
+      ("?key=\(long)&suite=rot13", "unknown SRTP suite 'rot13'", long),
+    ]
+    for (query, message, secret) in cases {
+      let url = URL(string: "srtp://127.0.0.1:\(port)\(query)")!
+      for attempt in [
+        { try await Room().connect(to: url) },
+        { _ = try await Room().listen(on: url) },
+      ] as [@Sendable () async throws -> Void] {
+        do {
+          try await attempt()
+          Issue.record("\(query) was taken")
+        } catch {
+          #expect("\(error)".contains(message), "\(error)")
+          if let secret { #expect(!"\(error)".contains(secret), "the error holds the key: \(error)") }
+        }
+      }
+    }
+    await #expect {
+      try await Room().connect(to: URL(string: "rtp://127.0.0.1:\(port)?key=\(long)")!)
+    } throws: { error in "\(error)".contains("an rtp:// URL takes no key") && !"\(error)".contains(long) }
+    await #expect {
+      try await Room().connect(to: URL(string: "srtp://127.0.0.1:\(port + 1)?key=\(long)")!)
+    } throws: { error in "\(error)".contains("needs an even port") && !"\(error)".contains(long) }
+
+    // The SDP's a=crypto lines.
+    let section = "v=0\r\nc=IN IP4 127.0.0.1\r\nm=video \(port) RTP/SAVPF 96\r\na=rtpmap:96 VP8/90000\r\n"
+    let sdpCases: [(sdp: String, message: String)] = [
+      (section, "SDP line 3: an SRTP section (RTP/SAVP) without a key"),
+      (section + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(short)\r\n", "SDP line 5: the SRTP key is 16 bytes"),
+      (section + "a=crypto:1 AES_CM_128_HMAC_SHA1_32 inline:\(long)\r\n", "SDP line 5: the SRTP suite AES_CM_128_HMAC_SHA1_32 is not received"),
+      (section + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(long)|2^20|1:4\r\n", "master key identifier (MKI)"),
+    ]
+    for (sdp, message) in sdpCases {
+      await #expect {
+        try await Room().listen(sdp: sdp, on: "127.0.0.1")
+      } throws: { error in "\(error)".contains(message) && !"\(error)".contains(short) && !"\(error)".contains(long) }
+    }
+    // A lifetime after the key is allowed.
+    let room = Room()
+    let remote = try await room.listen(
+      sdp: section + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(long)|2^31\r\n", on: "127.0.0.1")
+    #expect(remote.videoTrack != nil)
+    await room.disconnect()
+  }
 }
