@@ -201,6 +201,7 @@ final class RTPSender: Sendable {
       try encoder.staticPad("rtcp_src_0")!.link(rtcpOut.staticPad("sink")!)
       try rtcpIn.staticPad("src")!.link(decoder.staticPad("rtcp_sink")!)
       rtcpReceived = decoder.staticPad("rtcp_src")!
+      SRTPKey.keepKey(inside: encoder)
     } else {
       try rtpSource.link(rtpOut.staticPad("sink")!)
       try rtcpSource.link(rtcpOut.staticPad("sink")!)

@@ -145,6 +145,29 @@ public struct SRTPKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
     try encoder.set("rtcp-auth", Value.enumeration(suite.authentication))
   }
 
+  /// Takes the key out of the caps `encoder` (an `srtpenc`) sends downstream: it puts it there
+  /// (`srtp-key`), where every element's debug log would show it. Call once the encoder's
+  /// source pads exist (they come with its requested sink pads). `srtpenc`'s own DEBUG line
+  /// (`GST_DEBUG=srtpenc:5`) still shows it: GStreamer's debug log is opt-in, for debugging.
+  static func keepKey(inside encoder: Element) {
+    for pad in encoder.pads where pad.direction == .source {
+      pad.addProbe(.eventDownstream) { _, info in
+        guard let caps = info.event?.caps, caps.structures.contains(where: { $0.hasField("srtp-key") }) else {
+          return .ok
+        }
+        info.event = .caps(
+          Caps(
+            caps.structures.map { structure in
+              var structure = structure
+              structure.removeField("srtp-key")
+              structure.removeField("mki")
+              return structure
+            }))
+        return .ok
+      }
+    }
+  }
+
   /// An `srtpdec` that takes this key for every SSRC.
   func decoder(name: String) throws -> Element {
     let decoder = try Element.make("srtpdec", name: name)

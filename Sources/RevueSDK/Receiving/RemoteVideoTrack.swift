@@ -364,7 +364,9 @@ final class RTPReceiver: Sendable {
       let send: @Sendable ([UInt8], _ to: (host: String, port: Int)) -> Bool
       if let srtp {
         srtp.configure(decoder: try pipeline.pipeline.element(named: "srtpdec", as: Element.self))
-        try srtp.configure(encoder: try pipeline.pipeline.element(named: "srtpenc", as: Element.self))
+        let encoder = try pipeline.pipeline.element(named: "srtpenc", as: Element.self)
+        try srtp.configure(encoder: encoder)
+        SRTPKey.keepKey(inside: encoder)
         // Protected by srtpenc, and sent by `rtcpout`, which sends to the same sender address.
         let feedback = try pipeline.pipeline.element(named: "feedback", as: AppSrc.self)
         send = { packet, _ in (try? feedback.push(Buffer(copying: packet))) != nil }
