@@ -58,20 +58,25 @@ enum Command: Equatable {
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--audio] [--simulcast] [--to HOST:PORT] [--sdp FILE]
-             [--no-recovery] [--fec] [--duration S] [--json]
+             [--no-recovery] [--fec] [--srtp | --srtp-key BASE64] [--srtp-suite NAME]
+             [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004); --audio adds the microphone
                        (Opus; with --test-pattern the sync signal: a white flash and a 1 kHz
                        beep at the same instant once a second), --simulcast smaller layers on
                        the next port pairs; lost packets are sent again when the receiver
                        asks (NACK, RTX): --no-recovery sends as plain RTP tools do, --fec adds
-                       ULPFEC (20% more); Ctrl-C stops
+                       ULPFEC (20% more); --srtp encrypts (SRTP, SRTCP) with a new key printed
+                       once, --srtp-key with yours (30 bytes of key‖salt in base64, or 28 with
+                       --srtp-suite aes-128-gcm); the SDP then holds the key; Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
+              [--srtp-key BASE64] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
                        signal, the A/V skew: avSyncMilliseconds); a missing packet is asked
                        for again and waited for --latency MS (default 300), or not with
-                       --no-recovery
+                       --no-recovery; --srtp-key decrypts SRTP (with --sdp the key comes from
+                       its a=crypto lines); --from HOST takes packets from that host only
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
