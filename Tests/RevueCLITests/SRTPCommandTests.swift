@@ -56,7 +56,8 @@ import Testing
       ["stream", "--test-pattern", "--size", "640x480", "--srtp", "--to", "127.0.0.1:\(port)", "--duration", "30"],
       environment: debug)
     let printed = try await sender.waitForOutput(containing: "<the key above>", within: 30)
-    let line = try #require(printed.split(separator: "\n").first { $0.hasPrefix("SRTP key (AES_CM_128_HMAC_SHA1_80): ") })
+    let line = try #require(
+      printed.split(separator: "\n").first { $0.hasPrefix("SRTP key (AES_CM_128_HMAC_SHA1_80): ") })
     let key = line.split(separator: " ").last.map(String.init) ?? ""
     #expect(try SRTPKey(base64: key).base64 == key)
 
@@ -75,7 +76,8 @@ import Testing
 
     let sent = await sender.stop()
     /// GStreamer's logs would show a key as hex.
-    let hex = { (base64: String) in (Data(base64Encoded: base64) ?? Data()).map { String(format: "%02x", $0) }.joined() }
+    let hex = { (base64: String) in (Data(base64Encoded: base64) ?? Data()).map { String(format: "%02x", $0) }.joined()
+    }
     #expect(sent.output.components(separatedBy: key).count == 2, "the key is printed once: \(sent.output)")
     for (name, text) in [
       ("the sender's standard error", sent.error), ("the receiver's output", received.output + received.error),
@@ -83,7 +85,9 @@ import Testing
     ] {
       #expect(!text.contains(key), "\(name) holds the key")
       #expect(!text.contains(other.base64), "\(name) holds the other key")
-      #expect(!text.lowercased().contains(hex(key)) && !text.lowercased().contains(hex(other.base64)), "\(name) holds a key in hex")
+      #expect(
+        !text.lowercased().contains(hex(key)) && !text.lowercased().contains(hex(other.base64)),
+        "\(name) holds a key in hex")
     }
   }
 }

@@ -53,8 +53,10 @@ import Testing
         for await _ in publication.receiverReports() { return }
       }
       let statistics = remote.videoTrack!.statistics
-      print("SRTP \(suite): \(statistics.framesDecoded) frames, \(statistics.packetsReceived) packets,"
-        + " \(statistics.packetsUnauthenticated) unauthenticated; RTT \(String(describing: publication.statistics.roundTripTime))")
+      print(
+        "SRTP \(suite): \(statistics.framesDecoded) frames, \(statistics.packetsReceived) packets,"
+          + " \(statistics.packetsUnauthenticated) unauthenticated; RTT \(String(describing: publication.statistics.roundTripTime))"
+      )
       #expect(statistics.framesDecoded >= 30)
       #expect(statistics.packetsUnauthenticated == 0)
       #expect(publication.statistics.roundTripTime != nil)
@@ -94,8 +96,9 @@ import Testing
       // Two seconds of the wrong sender's frames have gone out.
       _ = try await sent.next("60 frames sent with the wrong key") { _ in sent.count >= 60 }
       let refused = track.statistics
-      print("wrong key: \(refused.packetsReceived) packets came, \(refused.packetsUnauthenticated) unauthenticated,"
-        + " \(refused.framesDecoded) frames decoded")
+      print(
+        "wrong key: \(refused.packetsReceived) packets came, \(refused.packetsUnauthenticated) unauthenticated,"
+          + " \(refused.framesDecoded) frames decoded")
       #expect(renderer.count == 0 && refused.framesDecoded == 0)
       #expect(refused.packetsUnauthenticated > 50)
       #expect(track.state == .running)
@@ -105,7 +108,8 @@ import Testing
         to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(right))")!, camera: devices[1])
       _ = try await renderer.next("frames of the sender with the right key") { _ in renderer.count >= 20 }
       let after = track.statistics
-      print("then the right key: \(after.framesDecoded) frames decoded, \(after.packetsUnauthenticated) unauthenticated")
+      print(
+        "then the right key: \(after.framesDecoded) frames decoded, \(after.packetsUnauthenticated) unauthenticated")
       #expect(after.packetsUnauthenticated > refused.packetsUnauthenticated, "the wrong sender still counted")
       #expect(renderer.count >= 20)
       try await rightCapturer.stopCapture()
@@ -241,12 +245,23 @@ import Testing
       try await Room().connect(to: URL(string: "srtp://127.0.0.1:\(port + 1)?key=\(long)")!)
     } throws: { error in "\(error)".contains("needs an even port") && !"\(error)".contains(long) }
 
+    // Base64's '+', '/' and '=' may stand unencoded in the URL.
+    for suite in SRTPKey.Suite.allCases {
+      let raw = try SRTPKey(bytes: (0..<suite.keyLength).map { [0xFB, 0xFF, 0xBF][$0 % 3] }, suite: suite)
+      #expect(raw.base64.contains("+/"))
+      let suiteQuery = suite == .aeadAES128GCM ? "&suite=aes-128-gcm" : ""
+      try await Room().connect(to: URL(string: "srtp://127.0.0.1:\(port)?key=\(raw.base64)\(suiteQuery)")!)
+    }
+
     // The SDP's a=crypto lines.
     let section = "v=0\r\nc=IN IP4 127.0.0.1\r\nm=video \(port) RTP/SAVPF 96\r\na=rtpmap:96 VP8/90000\r\n"
     let sdpCases: [(sdp: String, message: String)] = [
       (section, "SDP line 3: an SRTP section (RTP/SAVP) without a key"),
       (section + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(short)\r\n", "SDP line 5: the SRTP key is 16 bytes"),
-      (section + "a=crypto:1 AES_CM_128_HMAC_SHA1_32 inline:\(long)\r\n", "SDP line 5: the SRTP suite AES_CM_128_HMAC_SHA1_32 is not received"),
+      (
+        section + "a=crypto:1 AES_CM_128_HMAC_SHA1_32 inline:\(long)\r\n",
+        "SDP line 5: the SRTP suite AES_CM_128_HMAC_SHA1_32 is not received"
+      ),
       (section + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(long)|2^20|1:4\r\n", "master key identifier (MKI)"),
     ]
     for (sdp, message) in sdpCases {

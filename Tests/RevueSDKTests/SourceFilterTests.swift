@@ -67,8 +67,9 @@ import Testing
       let before = renderer.count
       _ = try await renderer.next("frames after the other sender") { _ in renderer.count > before + 10 }
       let statistics = track.statistics
-      print("from 127.0.0.1 only: \(statistics.framesDecoded) frames decoded, \(statistics.packetsFromOtherSources)"
-        + " packets from 127.0.0.2 dropped")
+      print(
+        "from 127.0.0.1 only: \(statistics.framesDecoded) frames decoded, \(statistics.packetsFromOtherSources)"
+          + " packets from 127.0.0.2 dropped")
       #expect(statistics.packetsFromOtherSources >= 70, "60 frames of RTP and 10 RTCP packets from 127.0.0.2")
       let width = try #require(capturer.dimensions.map { Int($0.width) })
       #expect(width != 320 && first.width == width)
@@ -97,8 +98,9 @@ import Testing
       _ = try await participant.publish(videoTrack: participant.cameraTrack)
       _ = try await sent.next("60 frames sent") { _ in sent.count >= 60 }
       let statistics = track.statistics
-      print("from 127.0.0.2 only: \(statistics.packetsFromOtherSources) packets from 127.0.0.1 dropped,"
-        + " \(statistics.packetsReceived) taken, \(statistics.framesDecoded) decoded")
+      print(
+        "from 127.0.0.2 only: \(statistics.packetsFromOtherSources) packets from 127.0.0.1 dropped,"
+          + " \(statistics.packetsReceived) taken, \(statistics.framesDecoded) decoded")
       #expect(statistics.packetsFromOtherSources > 50)
       #expect(statistics.packetsReceived == 0 && statistics.framesDecoded == 0 && renderer.count == 0)
       #expect(track.state == .running)

@@ -606,7 +606,8 @@ final class RTPReceiver: Sendable {
       pipeline.element(named: socket)?.staticPad("src")?.addProbe(.buffer) { _, info in
         guard let buffer = info.buffer, buffer.senderAddress?.host != source else { return .ok }
         counters.value.withLock { $0.foreign += 1 }
-        RevueLog.log(.debug, "Receiver", "packet dropped: from \(buffer.senderAddress?.host ?? "an unknown host"), not \(source)")
+        RevueLog.log(
+          .debug, "Receiver", "packet dropped: from \(buffer.senderAddress?.host ?? "an unknown host"), not \(source)")
         return .drop
       }
     }

@@ -54,7 +54,8 @@ struct ReceiveCommand {
           ("framesDecoded", stats.framesDecoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
           ("packetsLost", stats.packetsLost), ("framesDropped", stats.framesDropped),
           ("invalidPackets", stats.invalidPackets), ("packetsUnauthenticated", stats.packetsUnauthenticated),
-          ("packetsFromOtherSources", stats.packetsFromOtherSources), ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
+          ("packetsFromOtherSources", stats.packetsFromOtherSources),
+          ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
           ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
           ("avSyncMilliseconds", remote.avSyncMilliseconds as Any? ?? NSNull()),
           ("sender", remote.identity),
@@ -75,7 +76,8 @@ struct ReceiveCommand {
       FileHandle.standardError.write(Data("revue: wrote \(frame.width)x\(frame.height) snapshot to \(path)\n".utf8))
     }
     await room.disconnect()
-    var summary = "revue: received \(final.framesDecoded) frames, \(final.packetsReceived) packets, \(final.packetsLost) lost"
+    var summary =
+      "revue: received \(final.framesDecoded) frames, \(final.packetsReceived) packets, \(final.packetsLost) lost"
     if final.packetsUnauthenticated > 0 {
       summary += ", \(final.packetsUnauthenticated) dropped by SRTP (failed authentication: another key?)"
     }

@@ -49,7 +49,8 @@ struct OptionReader {
     var chosen = SRTPKey.Suite.aesCM128HMACSHA1_80
     if let suite {
       guard let named = SRTPKey.Suite(name: suite) else {
-        throw UsageError(description: "\(command): --srtp-suite is aes-cm-128-hmac-sha1-80 or aes-128-gcm, not '\(suite)'")
+        throw UsageError(
+          description: "\(command): --srtp-suite is aes-cm-128-hmac-sha1-80 or aes-128-gcm, not '\(suite)'")
       }
       chosen = named
     }
@@ -183,7 +184,8 @@ struct ReceiveOptions: Equatable {
     options.srtpKey = try OptionReader.srtpKey("receive", key: key, suite: suite)
     if suite != nil, key == nil { throw UsageError(description: "receive: --srtp-suite goes with --srtp-key") }
     if options.srtpKey != nil, options.sdpPath != nil {
-      throw UsageError(description: "receive: with --sdp the key comes from the SDP's a=crypto lines: leave out --srtp-key")
+      throw UsageError(
+        description: "receive: with --sdp the key comes from the SDP's a=crypto lines: leave out --srtp-key")
     }
     return options
   }
