@@ -54,9 +54,10 @@ public struct HostileTraffic: Sendable {
 
   /// What is sent.
   public let hostileCase: HostileCase
-  /// The SSRC of the stream under attack (for ``HostileCase/ssrcCollisions``), and its payload
-  /// type (used by the well-formed cases, so that they reach the depayloader).
+  /// The SSRC of the stream under attack (for ``HostileCase/ssrcCollisions``).
   public let victimSSRC: UInt32
+  /// The stream's payload type, which the well-formed cases use so that they reach the
+  /// depayloader.
   public let payloadType: Int
   private var random: Xoshiro256StarStar
   private var sequence: UInt16

@@ -39,15 +39,17 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   public var hostile: HostileCase?
   /// Hostile datagrams a second, with ``hostile``.
   public static let hostileRate = 500
+  /// The key both ends protect the media with (SRTP and SRTCP), or nil for plain RTP.
+  public var srtp: SRTPKey?
 
   /// The frame at which an outage starts (3 s in at 30 fps, a second into the judged window).
   public static let outageFrame = 90
 
   /// A trial of `frames` frames of `codec` at `width`×`height`, with an outage of `outage` and
-  /// `hostile` datagrams if set.
+  /// `hostile` datagrams if set, over SRTP with `srtp` if set.
   public init(
     codec: VideoCodec, width: Int, height: Int, link: LinkConditions, recovery: LossRecovery, frames: Int = 300,
-    seed: UInt64 = 1, outage: Duration? = nil, hostile: HostileCase? = nil
+    seed: UInt64 = 1, outage: Duration? = nil, hostile: HostileCase? = nil, srtp: SRTPKey? = nil
   ) {
     self.hostile = hostile
     self.codec = codec
@@ -58,6 +60,7 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
     self.frames = frames
     self.seed = seed
     self.outage = outage
+    self.srtp = srtp
   }
 
   /// The bitrate sent: seed 002's balanced bitrate for the size (600 kbit/s at 640×480,
@@ -70,6 +73,7 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   public var description: String {
     "\(codec.rawValue) \(width)x\(height), \(link), recovery \(Self.name(of: recovery))"
       + (outage.map { ", outage \(Self.seconds($0)) s" } ?? "") + (hostile.map { ", hostile \($0)" } ?? "")
+      + (srtp.map { ", SRTP \($0.suite.rawValue)" } ?? "")
   }
 
   /// `nack`, `fec`, `nack+fec`, or `off`.
@@ -172,17 +176,15 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
       driver?.stop()
       emulator?.stop()
     }
-    let remote = try await receiving.listen(
-      on: URL(string: "rtp://127.0.0.1:\(port)")!, codec: codec, lossRecovery: recovery)
-    let referenceRemote = try await referenceRoom.listen(
-      on: URL(string: "rtp://127.0.0.1:\(port + 2)")!, codec: codec, lossRecovery: recovery)
+    let remote = try await receiving.listen(on: url(port: port), codec: codec, lossRecovery: recovery)
+    let referenceRemote = try await referenceRoom.listen(on: url(port: port + 2), codec: codec, lossRecovery: recovery)
     remote.videoTrack!.add(videoRenderer: tested)
     referenceRemote.videoTrack!.add(videoRenderer: reference)
     let link = try LinkEmulator(
       listeningOn: port + 4, to: "127.0.0.1", port: port, forward: self.link, backward: self.link, seed: seed,
       tap: port + 2)
     emulator = link
-    try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(link.port)")!)
+    try await sending.connect(to: url(port: link.port))
     let track = LocalVideoTrack.createBufferTrack(name: "stamped")
     let capturer = track.capturer as! BufferCapturer
     try await capturer.startCapture()
@@ -236,6 +238,18 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
     await receiving.disconnect()
     await referenceRoom.disconnect()
     return result
+  }
+
+  /// `rtp://127.0.0.1:PORT`, or `srtp://…?key=…` with the trial's key.
+  private func url(port: Int) -> URL {
+    guard let srtp else { return URL(string: "rtp://127.0.0.1:\(port)")! }
+    var components = URLComponents(string: "srtp://127.0.0.1:\(port)")!
+    components.percentEncodedQueryItems = [
+      URLQueryItem(
+        name: "key", value: srtp.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics)),
+      URLQueryItem(name: "suite", value: srtp.suite == .aeadAES128GCM ? "aes-128-gcm" : "aes-cm-128-hmac-sha1-80"),
+    ]
+    return components.url!
   }
 
   /// What an outage from `cut` to `restored` did, from both receivers' records (the ends'

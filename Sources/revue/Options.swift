@@ -58,7 +58,8 @@ enum Command: Equatable {
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
-             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--duration S] [--json]
+             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key BASE64]
+             [--srtp-suite NAME] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004); --audio adds the microphone
                        (Opus; with --test-pattern the sync signal: a white flash and a 1 kHz
@@ -67,13 +68,17 @@ enum Command: Equatable {
                        asks (NACK, RTX): --no-recovery sends as plain RTP tools do, --fec adds
                        ULPFEC (20% more); the bitrate (--bitrate, the most) follows the path
                        from the receiver's reports, shown as the target, unless --fixed-bitrate;
-                       Ctrl-C stops
+                       --srtp encrypts (SRTP, SRTCP) with a new key printed once, --srtp-key
+                       with yours (30 bytes of key‖salt in base64, or 28 with --srtp-suite
+                       aes-128-gcm); the SDP then holds the key; Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
+              [--srtp-key BASE64] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
                        signal, the A/V skew: avSyncMilliseconds); a missing packet is asked
                        for again and waited for --latency MS (default 300), or not with
-                       --no-recovery
+                       --no-recovery; --srtp-key decrypts SRTP (with --sdp the key comes from
+                       its a=crypto lines); --from HOST takes packets from that host only
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]

@@ -192,6 +192,26 @@ public final class Subprocess: Sendable {
     }
   }
 
+  /// Waits until the program's standard output contains `text`, and returns what it wrote there
+  /// so far. Throws when it exits without writing it, and at the deadline (ending it), quoting
+  /// its standard error.
+  @discardableResult
+  public func waitForOutput(
+    containing text: String, within seconds: Double, sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws -> String {
+    let seen = { @Sendable (state: State) in String(decoding: state.output, as: UTF8.self).contains(text) }
+    try await wait(within: seconds, for: "`\(command)` to print \"\(text)\"", sourceLocation: sourceLocation) {
+      seen($0) || $0.hasEnded
+    }
+    let (found, exit) = shared.state.withLock { (seen($0), $0.exit) }
+    if !found {
+      throw DeadlineExceeded(
+        "`\(command)` exited (status \(exit.status)) without printing \"\(text)\""
+          + " (\(sourceLocation.fileName):\(sourceLocation.line)); its standard error:\n\(Self.tail(exit.error))")
+    }
+    return exit.output
+  }
+
   /// Ends the program now if it still runs: SIGTERM, then SIGKILL when it has not exited
   /// within `grace` seconds. Returns how it ended.
   @discardableResult public func stop(grace: Double = 2) async -> Exit {

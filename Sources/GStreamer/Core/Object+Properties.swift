@@ -236,3 +236,29 @@ extension Object {
     g_object_set_property(objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, property, &gvalue)
   }
 }
+
+// MARK: - Properties that hold bytes
+
+extension Object {
+  /// Writes a property that holds a `GstBuffer` (bytes), such as `srtpenc`'s `key`, with a copy
+  /// of `bytes`. The bytes never appear in an error: they are often a secret.
+  ///
+  /// The corresponding C functions are `gst_buffer_new_memdup` and `g_object_set_property`.
+  /// - Throws: ``GStreamerError/noSuchProperty(element:property:)``,
+  ///   ``GStreamerError/propertyTypeMismatch(element:property:expected:given:)`` when the
+  ///   property does not hold a buffer, and
+  ///   ``GStreamerError/propertyNotAccessible(element:property:reason:)`` (read-only, construct-only).
+  public func set(_ property: String, bytes: [UInt8]) throws(GStreamerError) {
+    let spec = try propertySpec(property)
+    guard spec.pointee.value_type == gst_buffer_get_type() else {
+      throw .propertyTypeMismatch(
+        element: name, property: property, expected: gTypeName(spec.pointee.value_type), given: "bytes")
+    }
+    try checkWritable(spec, property)
+    var gvalue = GValue()
+    g_value_init(&gvalue, gst_buffer_get_type())
+    defer { g_value_unset(&gvalue) }
+    Buffer(copying: bytes).withPointer { g_value_set_boxed(&gvalue, $0) }
+    g_object_set_property(objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, property, &gvalue)
+  }
+}

@@ -110,6 +110,20 @@ public struct Structure: Sendable, Equatable, CustomStringConvertible {
     gst_structure_set_value(storage.pointer, field, &gvalue)
   }
 
+  /// Sets a field to a buffer holding a copy of `bytes` (type `GstBuffer`), such as the
+  /// `srtp-key` of SRTP caps. The structure's ``description`` shows them (as hex), as
+  /// GStreamer's serialization does: do not log a structure that holds a secret.
+  ///
+  /// The corresponding C functions are `gst_buffer_new_memdup` and `gst_structure_set_value`.
+  public mutating func set(_ field: String, bytes: [UInt8]) {
+    makeUnique()
+    var gvalue = GValue()
+    g_value_init(&gvalue, gst_buffer_get_type())
+    defer { g_value_unset(&gvalue) }
+    Buffer(copying: bytes).withPointer { g_value_set_boxed(&gvalue, $0) }
+    gst_structure_set_value(storage.pointer, field, &gvalue)
+  }
+
   /// GStreamer's serialization, which ``init(_:)-(String)`` parses back.
   ///
   /// The corresponding C function is `gst_structure_to_string`.

@@ -103,10 +103,11 @@ public final class LocalTrackPublication: Sendable {
   private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
 
   /// Publishes `layers` of a video track, the first at `port`, each next one two ports up;
-  /// with `adaptiveBitrate`, each layer's bitrate follows its receiver reports.
+  /// with `adaptiveBitrate`, each layer's bitrate follows its receiver reports; protected with
+  /// `srtp` when it is given.
   init(
     video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], recovery: LossRecovery = .nack,
-    host: String, port: Int, adaptiveBitrate: Bool = true
+    host: String, port: Int, adaptiveBitrate: Bool = true, srtp: SRTPKey? = nil
   ) throws(RevueError) {
     sid = Self.newSID()
     self.track = track
@@ -120,12 +121,15 @@ public final class LocalTrackPublication: Sendable {
     let relay = Relay<LocalTrackPublication>()
     sender = try RTPSender(
       name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
-      recovery: recovery, countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
+      recovery: recovery, srtp: srtp, countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
     relay.target = self
     track.attach(sender)
   }
 
-  init(audio track: LocalAudioTrack, encoding: AudioEncoding, dtx: Bool, host: String, port: Int) throws(RevueError) {
+  /// Publishes an audio track (Opus) at `port`, protected with `srtp` when it is given.
+  init(
+    audio track: LocalAudioTrack, encoding: AudioEncoding, dtx: Bool, host: String, port: Int, srtp: SRTPKey? = nil
+  ) throws(RevueError) {
     sid = Self.newSID()
     self.track = track
     media = .audio(encoding, dtx: dtx)
@@ -135,7 +139,7 @@ public final class LocalTrackPublication: Sendable {
     status = StreamStatus(name: "the opus publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
     sender = try RTPSender(
-      name: "opus", streams: [RTPSender.Stream(chain: chain, port: port)], payloadType: 111, host: host,
+      name: "opus", streams: [RTPSender.Stream(chain: chain, port: port)], payloadType: 111, host: host, srtp: srtp,
       onFault: Self.faultHandler(status, relay))
     relay.target = self
     track.attach(sender)
@@ -304,9 +308,11 @@ public final class LocalTrackPublication: Sendable {
 
   /// The SDP media sections a receiver opens for this publication: one per stream. Smaller
   /// simulcast layers are marked `a=content:alt` (RFC 4796) and carry their size in
-  /// `a=imageattr` (RFC 6236), so a player takes the full size first.
+  /// `a=imageattr` (RFC 6236), so a player takes the full size first. With SRTP the profile is
+  /// `RTP/SAVPF` and each section carries the key in `a=crypto` (SDES, RFC 4568).
   func sdpMedia() -> [String] {
-    sender.streams.enumerated().map { index, stream in
+    let profile = sender.srtp == nil ? "RTP/AVPF" : "RTP/SAVPF"
+    return sender.streams.enumerated().map { index, stream in
       var lines: [String]
       switch media {
       case .video(let codec, let layers):
@@ -318,7 +324,7 @@ public final class LocalTrackPublication: Sendable {
           [payloadType] + (recovery.contains(.nack) ? [rtx] : []) + (recovery.contains(.fec) ? [fec] : [])
           + (recovery.isSuperset(of: [.nack, .fec]) ? [LossRecovery.fecRTXPayloadType] : [])
         lines = [
-          "m=video \(stream.port) RTP/AVPF \(types.map(String.init).joined(separator: " "))",
+          "m=video \(stream.port) \(profile) \(types.map(String.init).joined(separator: " "))",
           "a=rtpmap:\(payloadType) \(codec.encodingName)/90000",
         ]
         if codec == .h264 { lines.append("a=fmtp:\(payloadType) packetization-mode=1;profile-level-id=42e01f") }
@@ -339,10 +345,11 @@ public final class LocalTrackPublication: Sendable {
         }
       case .audio(_, let dtx):
         lines = [
-          "m=audio \(stream.port) RTP/AVPF \(payloadType)", "a=rtpmap:\(payloadType) opus/48000/2",
+          "m=audio \(stream.port) \(profile) \(payloadType)", "a=rtpmap:\(payloadType) opus/48000/2",
           "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
         ]
       }
+      if let key = sender.srtp { lines.append(key.cryptoAttribute) }
       lines += ["a=rtcp:\(stream.port + 1)", "a=ssrc:\(stream.ssrc) cname:\(Self.cname)"]
       if sender.recovery.contains(.nack) {
         lines += ["a=ssrc:\(stream.rtxSSRC) cname:\(Self.cname)", "a=ssrc-group:FID \(stream.ssrc) \(stream.rtxSSRC)"]

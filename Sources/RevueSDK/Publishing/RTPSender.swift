@@ -77,6 +77,8 @@ final class RTPSender: Sendable {
   let payloadType: Int
   /// How the streams recover lost packets.
   let recovery: LossRecovery
+  /// The key every stream is protected with (SRTP and SRTCP), or nil for plain RTP.
+  let srtp: SRTPKey?
   /// The streams, in the order they were given (the full-size layer first).
   let streams: [Stream]
   let pipeline: MediaPipeline
@@ -97,15 +99,18 @@ final class RTPSender: Sendable {
   ///   - frameRate: for video, the rate the encoders are set for.
   ///   - countsCopies: whether ``Counters/bytesCopiedToEncoder`` is measured (a map and a lock
   ///     per frame, for the bench and tests).
+  ///   - srtp: the key that protects the streams (SRTP, with SRTCP both ways), or nil for plain RTP.
   ///   - onFault: called on the posting thread for each warning and for the error that stops the sender.
   /// - Throws: ``RevueError`` naming the missing element or the socket that could not be opened.
   init(
     name: String, streams: [Stream], payloadType: Int, host: String, frameRate: Int? = nil,
-    recovery: LossRecovery = [], countsCopies: Bool = false, onFault: @escaping @Sendable (MediaFault) -> Void
+    recovery: LossRecovery = [], srtp: SRTPKey? = nil, countsCopies: Bool = false,
+    onFault: @escaping @Sendable (MediaFault) -> Void
   ) throws(RevueError) {
     precondition(!streams.isEmpty, "a sender sends at least one stream")
     self.name = name
     self.recovery = recovery
+    self.srtp = srtp
     self.frameRate = frameRate
     self.payloadType = payloadType
     let sent = countsCopies ? Locked<[Int]>([]) : nil
@@ -135,7 +140,7 @@ final class RTPSender: Sendable {
       }
       for index in streams.indices {
         streams[index].rtcpPort = try Self.addSession(
-          index, streams[index], payloadType: payloadType, recovery: recovery, host: host, from: split,
+          index, streams[index], payloadType: payloadType, recovery: recovery, srtp: srtp, host: host, from: split,
           to: rtpbin, in: pipeline.pipeline, reports: reports, sent: sent)
       }
       // Sender reports four times a second, not RFC 3550's once in five: a receiver lines audio
@@ -168,9 +173,13 @@ final class RTPSender: Sendable {
 
   /// Adds session `index` of `rtpbin`: the stream's chain from `split`, its RTP and RTCP
   /// sockets. Returns the local RTCP port.
+  ///
+  /// With SRTP, the session's `srtpenc` protects what leaves `rtpbin` (RTP, its retransmissions
+  /// and FEC, and RTCP) and its `srtpdec` checks and decrypts the RTCP that comes back (receiver
+  /// reports and feedback): a packet that fails authentication is dropped there.
   private static func addSession(
-    _ index: Int, _ stream: Stream, payloadType: Int, recovery: LossRecovery, host: String, from split: Element,
-    to rtpbin: Bin, in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
+    _ index: Int, _ stream: Stream, payloadType: Int, recovery: LossRecovery, srtp: SRTPKey?, host: String,
+    from split: Element, to rtpbin: Bin, in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
   ) throws -> Int {
     let queue = split is AppSrc ? "" : "queue max-size-buffers=\(queuedFrames) leaky=downstream ! "
     let chain = try Bin(
@@ -184,15 +193,35 @@ final class RTPSender: Sendable {
     try pipeline.add(chain, rtpOut, rtcpOut, rtcpIn)
     try split.link(chain)
     try chain.staticPad("src")!.link(try rtpbin.requestPad("send_rtp_sink_\(index)"))
-    try rtpbin.staticPad("send_rtp_src_\(index)")!.link(rtpOut.staticPad("sink")!)
-    try rtpbin.requestPad("send_rtcp_src_\(index)").link(rtcpOut.staticPad("sink")!)
-    try rtcpIn.staticPad("src")!.link(try rtpbin.requestPad("recv_rtcp_sink_\(index)"))
+    let rtpSource = rtpbin.staticPad("send_rtp_src_\(index)")!
+    let rtcpSource = try rtpbin.requestPad("send_rtcp_src_\(index)")
+    let rtcpSink = try rtpbin.requestPad("recv_rtcp_sink_\(index)")
+    // The pad RTCP from the receivers comes out of, readable: the socket's, or the decoder's.
+    let rtcpReceived: Pad
+    if let srtp {
+      let encoder = try srtp.encoder(name: "srtpenc\(index)")
+      let decoder = try srtp.decoder(name: "srtpdec\(index)")
+      try rtcpIn.set("caps", try Caps("application/x-srtcp"))
+      try pipeline.add(encoder, decoder)
+      try rtpSource.link(try encoder.requestPad("rtp_sink_0"))
+      try encoder.staticPad("rtp_src_0")!.link(rtpOut.staticPad("sink")!)
+      try rtcpSource.link(try encoder.requestPad("rtcp_sink_0"))
+      try encoder.staticPad("rtcp_src_0")!.link(rtcpOut.staticPad("sink")!)
+      try rtcpIn.staticPad("src")!.link(decoder.staticPad("rtcp_sink")!)
+      rtcpReceived = decoder.staticPad("rtcp_src")!
+      SRTPKey.keepKey(inside: encoder)
+    } else {
+      try rtpSource.link(rtpOut.staticPad("sink")!)
+      try rtcpSource.link(rtcpOut.staticPad("sink")!)
+      rtcpReceived = rtcpIn.staticPad("src")!
+    }
+    try rtcpReceived.link(rtcpSink)
     // RTP out, RTCP in and RTCP out on one socket: bind it first, then share it. A receiver
     // then knows where to send feedback from the first packet, before the first report.
     try rtcpIn.setState(.ready)
     try rtcpIn.shareSocket(with: rtcpOut)
     try rtcpIn.shareSocket(with: rtpOut)
-    count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpIn, sent: sent) {
+    count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpReceived, sent: sent) {
       reports.send(index)
     }
     limitKeyframeRequests(on: chain.element(named: "payloader"), counters: stream.counters)
@@ -228,10 +257,11 @@ final class RTPSender: Sendable {
     }
   }
 
-  /// Counts what a stream encodes and sends, and keeps the receiver reports on it (handing
-  /// them to its adaptation, if it has one).
+  /// Counts what a stream encodes and sends, and keeps the receiver reports on it (read on
+  /// `rtcpIn`, where RTCP from the receivers is plain), handing them to its adaptation, if it
+  /// has one.
   private static func count(
-    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Element, sent: Locked<[Int]>?,
+    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Pad, sent: Locked<[Int]>?,
     reported: @escaping @Sendable () -> Void
   ) {
     let counters = stream.counters
@@ -265,7 +295,7 @@ final class RTPSender: Sendable {
     let ssrc = stream.ssrc
     let adaptation = stream.adaptation
     adaptation?.attach(to: encoder)
-    rtcpIn.staticPad("src")?.addProbe(.buffer) { _, info in
+    rtcpIn.addProbe(.buffer) { _, info in
       let arrival = RTCPReportBlock.ntpMiddleNow()
       guard let block = info.buffer?.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
       counters.value.withLock { counters in

@@ -14,6 +14,13 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     public var bytesReceived: Int
     /// Packets that were not RTP (garbage on the port), counted and dropped.
     public var invalidPackets: Int
+    /// SRTP and SRTCP packets the SRTP decoder dropped: they failed authentication (sent with
+    /// another key, or changed on the way), could not be decrypted, or were replayed. 0 for a
+    /// plain RTP receiver.
+    public var packetsUnauthenticated = 0
+    /// RTP and RTCP packets from another host than the one the receiver takes packets from
+    /// (`from:`), dropped. 0 when the receiver takes packets from anyone.
+    public var packetsFromOtherSources = 0
     /// Packets the jitter buffer gave up on.
     public var packetsLost: Int
     /// Missing packets asked for again (RTCP NACK), retries included.
@@ -50,11 +57,12 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   let receiver: RTPReceiver
   private let last = Mutex<PixelBuffer?>(nil)
 
-  /// Receives `codec` on `port` of `address`, recovering lost packets as `recovery` says;
+  /// Receives `codec` on `port` of `address`, recovering lost packets as `recovery` says,
+  /// decrypting SRTP with `srtp` and taking packets from `source` only, when given;
   /// `syncMeter` looks for the sync signal's flashes.
   init(
     name: String, codec: VideoCodec, address: String, port: Int, latency: Int, recovery: LossRecovery = .nack,
-    syncMeter: SyncMeter? = nil
+    srtp: SRTPKey? = nil, source: String? = nil, syncMeter: SyncMeter? = nil
   ) throws(RevueError) {
     self.codec = codec
     // After a loss the depayloader asks for a keyframe (RTCP PLI) and passes nothing on until it
@@ -70,7 +78,8 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       address: address, port: port, clockRate: 90_000, payloadType: 96,
       caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
         + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
-      decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery
+      decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery,
+      srtp: srtp, source: source
     ) { sample, captured in
       guard let frame = relay.target?.deliver(sample), let syncMeter, let captured else { return }
       syncMeter.video(frame, captured: captured)
@@ -109,15 +118,19 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
 public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
   let receiver: RTPReceiver
 
-  /// Receives Opus on `port` of `address`; `syncMeter` listens for the sync signal's beeps.
-  init(name: String, address: String, port: Int, latency: Int, syncMeter: SyncMeter? = nil) throws(RevueError) {
+  /// Receives Opus on `port` of `address`, decrypting SRTP with `srtp` and taking packets from
+  /// `source` only, when given; `syncMeter` listens for the sync signal's beeps.
+  init(
+    name: String, address: String, port: Int, latency: Int, srtp: SRTPKey? = nil, source: String? = nil,
+    syncMeter: SyncMeter? = nil
+  ) throws(RevueError) {
     let relay = Relay<RemoteAudioTrack>()
     let format = AudioFormat.standard
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 48_000, payloadType: 111,
       caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
-      latency: latency
+      latency: latency, srtp: srtp, source: source
     ) { sample, captured in
       guard let buffer = sample.buffer,
         let pcm = try? AudioPCMBuffer(
@@ -203,12 +216,23 @@ public final class RemoteParticipant: Sendable {
 /// `rtpulpfecdec` rebuilds a lost one from them when the jitter buffer gives up on it. The jitter
 /// buffer passes packets on as soon as they are in order, so its latency costs nothing while
 /// nothing is lost: it is how long a missing packet is waited for.
+///
+/// SRTP: `srtpdec` sits between the sockets and the session, and checks and decrypts RTP and
+/// RTCP with the one key (it asks for it per SSRC); a packet that fails is dropped there, and the
+/// sender's address is learned only from packets that passed. What the receiver sends back
+/// (reports, and the NACKs and PLIs built here) goes through `srtpenc` (SRTCP): a sender drops
+/// plain RTCP.
+///
+/// Source filtering: with a source, packets to either socket from any other host are counted
+/// and dropped before anything else reads them.
 final class RTPReceiver: Sendable {
   struct Counters: Sendable {
     var frames = 0
     var packets = 0
     var bytes = 0
     var invalid = 0
+    /// Packets dropped because they came from another host than the source.
+    var foreign = 0
     var cname: String?
     /// Where feedback goes: where the sender's RTCP comes from or, until its first report,
     /// where its media comes from (Revue's senders send both from one socket).
@@ -281,13 +305,16 @@ final class RTPReceiver: Sendable {
   /// decoded sample to `deliver` on the streaming thread.
   /// - Parameters:
   ///   - caps: the RTP caps of the stream.
+  ///   - srtp: the key of an SRTP stream; nil for plain RTP.
+  ///   - source: the numeric address of the one host packets are taken from; nil for any.
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
   ///   - deliver: called with each decoded sample and the sender's wall-clock time of its
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
     address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
-    recovery: LossRecovery = [], deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
+    recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
+    deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
     let status = StreamStatus(name: "the receiver on port \(port)")
@@ -300,14 +327,27 @@ final class RTPReceiver: Sendable {
         ? "rtprtxreceive name=rtx payload-type-map=\"\(recovery.rtxMap(payloadType: payloadType))\" ! "
         : "")
     let afterJitter = fec ? "rtpulpfecdec name=fec pt=\(LossRecovery.fecPayloadType) ! " : ""
+    let secure = srtp != nil
+    // With SRTP: the sockets' packets go through srtpdec, and RTCP out (with the feedback built
+    // here, pushed into `feedback`) through srtpenc.
+    let socketCaps = secure ? caps.replacingOccurrences(of: "application/x-rtp", with: "application/x-srtp") : caps
+    let decrypt = secure ? "srtpdec.rtp_sink srtpdec.rtp_src ! " : ""
+    let decryptRTCP = secure ? "caps=application/x-srtcp ! srtpdec.rtcp_sink srtpdec.rtcp_src ! " : "! "
+    let encryptRTCP =
+      secure
+      ? "funnel name=rtcpmix forward-sticky-events=false ! srtpenc.rtcp_sink_0 srtpenc.rtcp_src_0 ! "
+        + "udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false "
+        + "appsrc name=feedback is-live=true format=time caps=application/x-rtcp ! rtcpmix. "
+        + "srtpdec name=srtpdec srtpenc name=srtpenc"
+      : "udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false"
     let description = """
-      udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(caps)" \
-      ! session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(RTPSender.reportInterval) \
+      udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(socketCaps)" \
+      ! \(decrypt)session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(RTPSender.reportInterval) \
       session.recv_rtp_src ! \(beforeJitter)rtpjitterbuffer name=jitter latency=\(latency) \
       do-retransmission=\(nack) rtx-retry-timeout=\(Self.nackRetryMilliseconds) rtx-min-delay=\(Self.nackDelayMilliseconds) do-lost=true faststart-min-packets=1 max-misorder-time=\(Self.misorderMilliseconds) max-dropout-time=\(Self.dropoutMilliseconds) ! \(afterJitter)\(decode) \
       ! appsink name=sink sync=false enable-last-sample=false \
-      udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false ! session.recv_rtcp_sink \
-      session.send_rtcp_src ! udpsink name=rtcpout host=127.0.0.1 port=9 sync=false async=false
+      udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false \(decryptRTCP)session.recv_rtcp_sink \
+      session.send_rtcp_src ! \(encryptRTCP)
       """
     do {
       pipeline = try MediaPipeline(parsing: description) { status.report($0) }
@@ -321,11 +361,24 @@ final class RTPReceiver: Sendable {
       if let storage = pipeline.pipeline.element(named: "storage"), let fec = pipeline.pipeline.element(named: "fec") {
         try fec.set("storage", toObjectIn: "internal-storage", of: storage)
       }
-      Self.sendFeedbackAtOnce(from: session, through: rtcpIn, counters: counters)
+      let send: @Sendable ([UInt8], _ to: (host: String, port: Int)) -> Bool
+      if let srtp {
+        srtp.configure(decoder: try pipeline.pipeline.element(named: "srtpdec", as: Element.self))
+        let encoder = try pipeline.pipeline.element(named: "srtpenc", as: Element.self)
+        try srtp.configure(encoder: encoder)
+        SRTPKey.keepKey(inside: encoder)
+        // Protected by srtpenc, and sent by `rtcpout`, which sends to the same sender address.
+        let feedback = try pipeline.pipeline.element(named: "feedback", as: AppSrc.self)
+        send = { packet, _ in (try? feedback.push(Buffer(copying: packet))) != nil }
+      } else {
+        send = { packet, sender in rtcpIn.sendDatagram(packet, to: sender.host, port: sender.port) }
+      }
+      Self.sendFeedbackAtOnce(from: session, send: send, counters: counters)
     } catch {
       throw RevueError(
         .invalidInput, "cannot receive on \(address):\(port)-\(port + 1) (is the port in use?)", underlying: error)
     }
+    if let source { Self.takeOnly(from: source, in: pipeline.pipeline, counters: counters) }
     let counters = self.counters
     let identities = self.identities
     let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
@@ -335,26 +388,43 @@ final class RTPReceiver: Sendable {
       try? rtcpOut?.set("host", sender.host)
       try? rtcpOut?.set("port", sender.port)
     }
-    pipeline.pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
-      guard let buffer = info.buffer else { return .ok }
-      let header = buffer.rtpHeader
-      let learns = counters.value.withLock { counters -> Bool in
-        guard let header else {
-          counters.invalid += 1
-          return false
-        }
-        counters.packets += 1
-        counters.bytes += buffer.size
-        return counters.learnFromMedia(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType)
+    /// Learns where feedback goes from a media packet (plain, or decrypted and authenticated).
+    let learn = { @Sendable (buffer: Buffer, header: (ssrc: UInt32, payloadType: Int, timestamp: UInt32)) in
+      let learns = counters.value.withLock {
+        $0.learnFromMedia(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType)
       }
       if learns, let sender = buffer.senderAddress {
         counters.value.withLock { $0.senderAddress = sender }
         sendFeedback(sender)
       }
-      if header == nil { RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)") }
-      return header == nil ? .drop : .ok
     }
-    pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+    pipeline.pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
+      guard let buffer = info.buffer else { return .ok }
+      let header = buffer.rtpHeader
+      counters.value.withLock { counters in
+        guard header != nil else {
+          counters.invalid += 1
+          return
+        }
+        counters.packets += 1
+        counters.bytes += buffer.size
+      }
+      guard let header else {
+        RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)")
+        return .drop
+      }
+      if !secure { learn(buffer, header) }
+      return .ok
+    }
+    // With SRTP only what passed authentication says where the sender is, and RTCP is read
+    // once decrypted.
+    let decoder = pipeline.pipeline.element(named: "srtpdec")
+    decoder?.staticPad("rtp_src")?.addProbe(.buffer) { _, info in
+      if let buffer = info.buffer, let header = buffer.rtpHeader { learn(buffer, header) }
+      return .ok
+    }
+    let rtcpReceived = decoder?.staticPad("rtcp_src") ?? pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")
+    rtcpReceived?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
       let name = buffer.rtcpCNames.values.first
       let sender = buffer.senderAddress
@@ -486,7 +556,12 @@ final class RTPReceiver: Sendable {
   /// rule lets it send one early report per report interval (a quarter second here): a lost packet would
   /// wait for its NACK longer than the jitter buffer waits for the packet. A request that comes
   /// before the first sender report, whose address is not known yet, is left to rtpsession.
-  private static func sendFeedbackAtOnce(from session: Element, through socket: Element, counters: Locked<Counters>) {
+  /// `send` sends one packet to the sender's RTCP address (from the RTCP socket, through
+  /// `srtpenc` with SRTP) and says whether it went.
+  private static func sendFeedbackAtOnce(
+    from session: Element, send: @escaping @Sendable ([UInt8], _ to: (host: String, port: Int)) -> Bool,
+    counters: Locked<Counters>
+  ) {
     session.staticPad("recv_rtp_src")?.addProbe(.eventUpstream) { _, info in
       guard let request = info.event?.structure,
         request.name == "GstRTPRetransmissionRequest" || request.name == "GstForceKeyUnit",
@@ -514,13 +589,27 @@ final class RTPReceiver: Sendable {
       }
       let first = request.get("retry", as: UInt.self).map { $0 == 0 } ?? true
       let copies = request.name == "GstRTPRetransmissionRequest" ? (first ? firstNACKCopies : retryNACKCopies) : 1
-      guard (0..<copies).allSatisfy({ _ in socket.sendDatagram(packet, to: sender.host, port: sender.port) }) else {
+      guard (0..<copies).allSatisfy({ _ in send(packet, sender) }) else {
         return .ok
       }
       counters.value.withLock { counters in
         if request.name == "GstForceKeyUnit" { counters.pictureLosses += 1 } else { counters.nacks += 1 }
       }
       return .drop
+    }
+  }
+
+  /// Drops, and counts, every packet to the RTP and RTCP sockets that does not come from
+  /// `source` (a numeric address), before anything else reads it.
+  private static func takeOnly(from source: String, in pipeline: Pipeline, counters: Locked<Counters>) {
+    for socket in ["rtpin", "rtcpin"] {
+      pipeline.element(named: socket)?.staticPad("src")?.addProbe(.buffer) { _, info in
+        guard let buffer = info.buffer, buffer.senderAddress?.host != source else { return .ok }
+        counters.value.withLock { $0.foreign += 1 }
+        RevueLog.log(
+          .debug, "Receiver", "packet dropped: from \(buffer.senderAddress?.host ?? "an unknown host"), not \(source)")
+        return .drop
+      }
     }
   }
 
@@ -541,6 +630,8 @@ final class RTPReceiver: Sendable {
     let stats = (try? jitterBuffer.get("stats", as: Structure.self))
     let retransmitted = Self.count("num-rtx-assoc-packets", of: pipeline.pipeline.element(named: "rtx"))
     let recovered = Self.count("recovered", of: pipeline.pipeline.element(named: "fec"))
+    let decoderStats = try? pipeline.pipeline.element(named: "srtpdec")?.get("stats", as: Structure.self)
+    let unauthenticated = Int(decoderStats?.get("recv-drop-count", as: UInt.self) ?? 0)
     let now = ContinuousClock.now
     return counters.value.withLock { counters in
       let elapsed = now - counters.read.time
@@ -551,7 +642,8 @@ final class RTPReceiver: Sendable {
       counters.latencies = (0, 0)
       return RemoteVideoTrack.Statistics(
         framesDecoded: counters.frames, packetsReceived: counters.packets, bytesReceived: counters.bytes,
-        invalidPackets: counters.invalid, packetsLost: Int(stats?.get("num-lost", as: UInt.self) ?? 0),
+        invalidPackets: counters.invalid, packetsUnauthenticated: unauthenticated,
+        packetsFromOtherSources: counters.foreign, packetsLost: Int(stats?.get("num-lost", as: UInt.self) ?? 0),
         nacksSent: counters.nacks, packetsRetransmitted: retransmitted, packetsRecovered: recovered,
         keyframeRequests: counters.pictureLosses,
         packetsLate: Int(stats?.get("num-late", as: UInt.self) ?? 0),

@@ -4,8 +4,9 @@ import Synchronization
 /// A session: the local participant and where its publications go.
 ///
 /// `connect(to: URL("rtp://HOST:PORT"))` sends plain RTP/RTCP over UDP: one port pair per
-/// published track from PORT upward (RTP on the even port, RTCP on the next). ``sdp`` describes
-/// the streams for a receiver (GStreamer, ffmpeg, VLC).
+/// published track from PORT upward (RTP on the even port, RTCP on the next);
+/// `srtp://HOST:PORT?key=BASE64` sends SRTP and SRTCP with that key. ``sdp`` describes the
+/// streams for a receiver (GStreamer, ffmpeg, VLC), with the key in `a=crypto` for SRTP.
 public final class Room: Sendable {
   /// The process's shared room.
   public static let shared = Room()
@@ -17,6 +18,8 @@ public final class Room: Sendable {
     /// The numeric address packets go to.
     var address: String
     var port: Int
+    /// The key that protects every publication (SRTP), or nil for plain RTP.
+    var key: SRTPKey?
   }
 
   private let state = Mutex<(destination: Destination?, publications: [LocalTrackPublication])>((nil, []))
@@ -29,22 +32,44 @@ public final class Room: Sendable {
     participant.room = WeakRoom(room: self)
   }
 
-  /// Sets where publications are sent: `rtp://HOST:PORT`.
-  /// - Throws: ``RevueError`` (`.invalidInput`) for another scheme, a missing or odd port, or a
-  ///   host that does not resolve; nothing changes then.
+  /// Sets where publications are sent: `rtp://HOST:PORT`, or `srtp://HOST:PORT?key=BASE64`
+  /// for SRTP (RFC 3711; SRTCP too): the key‖salt in base64, 30 bytes for the default suite
+  /// AES_CM_128_HMAC_SHA1_80, or 28 with `&suite=aes-128-gcm` (AEAD_AES_128_GCM). Publications
+  /// made after the call use it.
+  /// - Throws: ``RevueError`` (`.invalidInput`) for another scheme, a missing or odd port, a
+  ///   host that does not resolve, or a key that is missing or malformed (the message says
+  ///   what is wrong with it, never what it is); nothing changes then.
   public func connect(to url: URL) async throws {
-    guard url.scheme == "rtp" else {
-      throw RevueError(.invalidInput, "unsupported URL '\(url.absoluteString)': use rtp://HOST:PORT")
+    let shown = SRTPKey.redacting(url)
+    guard url.scheme == "rtp" || url.scheme == "srtp" else {
+      throw RevueError(.invalidInput, "unsupported URL '\(shown)': use rtp://HOST:PORT or srtp://HOST:PORT?key=BASE64")
     }
     guard let host = url.host, !host.isEmpty else {
-      throw RevueError(.invalidInput, "URL '\(url.absoluteString)' has no host: use rtp://HOST:PORT")
+      throw RevueError(.invalidInput, "URL '\(shown)' has no host: use rtp://HOST:PORT")
     }
     guard let port = url.port, port > 0, port < 65_534, port % 2 == 0 else {
-      throw RevueError(
-        .invalidInput, "URL '\(url.absoluteString)' needs an even port below 65534 (RTP on it, RTCP on the next)")
+      throw RevueError(.invalidInput, "URL '\(shown)' needs an even port below 65534 (RTP on it, RTCP on the next)")
     }
+    let key = try Self.key(of: url)
     let address = try Self.resolve(host)
-    state.withLock { $0.destination = Destination(address: address, port: port) }
+    state.withLock { $0.destination = Destination(address: address, port: port, key: key) }
+  }
+
+  /// The SRTP key of an `srtp://` URL, nil for `rtp://`.
+  /// - Throws: ``RevueError`` when an `srtp://` URL has no key or a malformed one, or an
+  ///   `rtp://` URL has one.
+  private static func key(of url: URL) throws(RevueError) -> SRTPKey? {
+    let key = try SRTPKey.from(query: url)
+    if url.scheme == "srtp", key == nil {
+      throw RevueError(
+        .invalidInput,
+        "an srtp:// URL needs its key: srtp://HOST:PORT?key=BASE64 (\(SRTPKey.Suite.aesCM128HMACSHA1_80.keyLength)"
+          + " bytes of key‖salt; `revue stream --srtp` makes one)")
+    }
+    if url.scheme == "rtp", key != nil {
+      throw RevueError(.invalidInput, "an rtp:// URL takes no key: use srtp://HOST:PORT?key=BASE64 to encrypt")
+    }
+    return key
   }
 
   /// The SDP a receiver opens to play the published streams.
@@ -70,24 +95,40 @@ public final class Room: Sendable {
   /// after a loss.
   static let audioLatency = 50
 
-  /// Receives a stream on `rtp://ADDRESS:PORT` (RTP on PORT, RTCP on PORT + 1); each sender
-  /// becomes a ``RemoteParticipant``.
+  /// Receives a stream on `rtp://ADDRESS:PORT` (RTP on PORT, RTCP on PORT + 1), or SRTP on
+  /// `srtp://ADDRESS:PORT?key=BASE64` (and `&suite=aes-128-gcm`, as ``connect(to:)`` takes it);
+  /// each sender becomes a ``RemoteParticipant``. With SRTP, a packet that fails authentication
+  /// (another key, or tampered with) is dropped and counted
+  /// (``RemoteVideoTrack/Statistics/packetsUnauthenticated``), and the receiver goes on.
   /// - Parameters:
   ///   - codec: the stream's codec (`?codec=h264` in the URL also says it); VP8 by default.
   ///   - latency: how long a missing packet is waited for, in milliseconds (the jitter buffer's
   ///     latency).
   ///   - lossRecovery: how lost packets are recovered: NACK asks a sender that retransmits
   ///     (RTX on payload type 97, as Revue's senders do); FEC decodes ULPFEC on payload type 122.
+  ///   - source: when set, only packets (RTP and RTCP) from this host (a name or a numeric IPv4
+  ///     address) are taken; the others are counted
+  ///     (``RemoteVideoTrack/Statistics/packetsFromOtherSources``) and dropped. `?from=HOST` in
+  ///     the URL says it too.
   /// - Returns: the participant of the stream.
-  /// - Throws: ``RevueError`` for a malformed URL or a port that cannot be bound; nothing starts then.
+  /// - Throws: ``RevueError`` for a malformed URL or key, a source that does not resolve, or a
+  ///   port that cannot be bound; nothing starts then.
   @discardableResult
   public func listen(
-    on url: URL, codec: VideoCodec? = nil, latency: Int = Room.defaultLatency, lossRecovery: LossRecovery = .nack
+    on url: URL, codec: VideoCodec? = nil, latency: Int = Room.defaultLatency, lossRecovery: LossRecovery = .nack,
+    from source: String? = nil
   ) async throws -> RemoteParticipant {
-    guard url.scheme == "rtp", let host = url.host, let port = url.port, port > 0, port < 65_535 else {
-      throw RevueError(.invalidInput, "cannot listen on '\(url.absoluteString)': use rtp://ADDRESS:PORT")
+    guard url.scheme == "rtp" || url.scheme == "srtp", let host = url.host, let port = url.port, port > 0,
+      port < 65_535
+    else {
+      throw RevueError(
+        .invalidInput,
+        "cannot listen on '\(SRTPKey.redacting(url))': use rtp://ADDRESS:PORT or srtp://ADDRESS:PORT?key=BASE64")
     }
-    let named = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "codec" }?.value
+    let key = try Self.key(of: url)
+    let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+    let allowed = try (source ?? query.first { $0.name == "from" }?.value).map(Self.resolveSource)
+    let named = query.first { $0.name == "codec" }?.value
     let chosen =
       try codec ?? named.map { name throws(RevueError) in
         guard let codec = VideoCodec(rawValue: name) else {
@@ -97,7 +138,8 @@ public final class Room: Sendable {
       } ?? .vp8
     let address = try Self.resolve(host)
     let track = try RemoteVideoTrack(
-      name: "video", codec: chosen, address: address, port: port, latency: latency, recovery: lossRecovery)
+      name: "video", codec: chosen, address: address, port: port, latency: latency, recovery: lossRecovery,
+      srtp: key, source: allowed)
     let participant = RemoteParticipant(videoTrack: track, audioTrack: nil)
     remotes.withLock { $0["rtp:\(port)"] = participant }
     return participant
@@ -113,16 +155,23 @@ public final class Room: Sendable {
   ///   - measuresAVSync: whether the participant measures the lip sync of a stream
   ///     that carries the sync test signal (``RemoteParticipant/avSyncMilliseconds``): it reads
   ///     64 pixels of every frame and every audio sample.
+  ///   - source: when set, only packets from this host are taken, as in ``listen(on:codec:latency:lossRecovery:from:)``.
+  ///
+  /// A section whose profile is `RTP/SAVP` or `RTP/SAVPF` is received as SRTP with the key of
+  /// its `a=crypto` line (SDES, RFC 4568: AES_CM_128_HMAC_SHA1_80 or AEAD_AES_128_GCM, `inline:`
+  /// key‖salt in base64).
   /// - Returns: the participant whose tracks they are.
-  /// - Throws: ``RevueError`` naming the SDP line that is malformed or unsupported, or a port
-  ///   that cannot be bound; nothing is received then.
+  /// - Throws: ``RevueError`` naming the SDP line that is malformed or unsupported (an SRTP
+  ///   section without a usable key among them; the message never holds the key), a source
+  ///   that does not resolve, or a port that cannot be bound; nothing is received then.
   @discardableResult
   public func listen(
     sdp: String, on address: String = "0.0.0.0", latency: Int = Room.defaultLatency,
-    lossRecovery: LossRecovery = [.nack, .fec], measuresAVSync: Bool = false
+    lossRecovery: LossRecovery = [.nack, .fec], measuresAVSync: Bool = false, from source: String? = nil
   ) async throws -> RemoteParticipant {
     let media = try SDPMedia.parse(sdp)
     let resolved = try Self.resolve(address)
+    let allowed = try source.map(Self.resolveSource)
     let meter = measuresAVSync ? SyncMeter() : nil
     var video: RemoteVideoTrack?
     var audio: RemoteAudioTrack?
@@ -132,12 +181,12 @@ public final class Room: Sendable {
         guard video == nil else { continue }
         video = try RemoteVideoTrack(
           name: "video", codec: codec, address: resolved, port: section.port, latency: latency,
-          recovery: section.recovery.intersection(lossRecovery), syncMeter: meter)
+          recovery: section.recovery.intersection(lossRecovery), srtp: section.key, source: allowed, syncMeter: meter)
       case .opus:
         guard audio == nil else { continue }
         audio = try RemoteAudioTrack(
           name: "audio", address: resolved, port: section.port, latency: min(latency, Self.audioLatency),
-          syncMeter: meter)
+          srtp: section.key, source: allowed, syncMeter: meter)
       }
     }
     let participant = RemoteParticipant(videoTrack: video, audioTrack: audio, syncMeter: meter)
@@ -166,26 +215,27 @@ public final class Room: Sendable {
     let size =
       track.capturer?.dimensions ?? (track.capturer as? CameraCapturer)?.options.dimensions ?? .h720_169
     let layers = options.layers(for: size)
-    return try add(pairs: layers.count) { host, port throws(RevueError) in
+    return try add(pairs: layers.count) { host, port, key throws(RevueError) in
       try LocalTrackPublication(
         video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,
-        port: port, adaptiveBitrate: options.adaptiveBitrate)
+        port: port, adaptiveBitrate: options.adaptiveBitrate, srtp: key)
     }
   }
 
   /// Publishes an audio track (Opus) on the first free port pair.
   func publish(_ track: LocalAudioTrack, options: AudioPublishOptions) throws(RevueError) -> LocalTrackPublication {
     let preset = (track.capturer as? MicrophoneCapturer).map { AudioEncoding(maxBitrate: $0.options.preset.bitrate) }
-    return try add(pairs: 1) { host, port throws(RevueError) in
+    return try add(pairs: 1) { host, port, key throws(RevueError) in
       try LocalTrackPublication(
-        audio: track, encoding: options.encoding ?? preset ?? .presetMusic, dtx: options.dtx, host: host, port: port)
+        audio: track, encoding: options.encoding ?? preset ?? .presetMusic, dtx: options.dtx, host: host, port: port,
+        srtp: key)
     }
   }
 
   /// Makes a publication on the first `pairs` consecutive port pairs from the destination's port
   /// that no publication uses, and keeps it.
   private func add(
-    pairs: Int, _ make: (_ host: String, _ port: Int) throws(RevueError) -> LocalTrackPublication
+    pairs: Int, _ make: (_ host: String, _ port: Int, _ key: SRTPKey?) throws(RevueError) -> LocalTrackPublication
   ) throws(RevueError) -> LocalTrackPublication {
     // Under the lock, so that two publications made at once never take the same ports.
     try state.withLock { state throws(RevueError) in
@@ -198,7 +248,7 @@ public final class Room: Sendable {
       guard port + 2 * pairs <= 65_536 else {
         throw RevueError(.invalidInput, "no free port pair is left above \(destination.port)")
       }
-      let publication = try make(destination.address, port)
+      let publication = try make(destination.address, port, destination.key)
       state.publications.append(publication)
       return publication
     }
@@ -208,6 +258,12 @@ public final class Room: Sendable {
   func unpublish(_ publication: LocalTrackPublication) {
     publication.stop()
     state.withLock { $0.publications.removeAll { $0 === publication } }
+  }
+
+  /// The numeric IPv4 address of the one host a receiver takes packets from.
+  private static func resolveSource(_ host: String) throws(RevueError) -> String {
+    guard !host.isEmpty else { throw RevueError(.invalidInput, "the source to receive from is empty: give a host") }
+    return try resolve(host)
   }
 
   /// The numeric IPv4 address of `host`.
@@ -247,11 +303,27 @@ struct SDPMedia: Sendable, Hashable {
   var port: Int
   /// The loss recovery the section offers: RTX for payload type 96 on 97, ULPFEC on 122.
   var recovery: LossRecovery = []
+  /// The key of an SRTP section (`RTP/SAVP`, `RTP/SAVPF`), from its `a=crypto` line.
+  var key: SRTPKey?
+
+  /// One `m=` section as read, before it is checked.
+  private struct Section {
+    var media: String
+    var port: Int
+    var line: Int
+    var secure: Bool
+    var codec: String?
+    var recovery: LossRecovery = []
+    /// The first usable `a=crypto` key, and the line of the first one that is not.
+    var key: SRTPKey?
+    var badCrypto: (line: Int, why: String)?
+  }
 
   /// The sections of `sdp`, in order.
-  /// - Throws: ``RevueError`` naming the line of a malformed media line or an unsupported codec.
+  /// - Throws: ``RevueError`` naming the line of a malformed media line, an unsupported codec,
+  ///   or an SRTP section without a usable `a=crypto` key (never quoting the key).
   static func parse(_ sdp: String) throws(RevueError) -> [SDPMedia] {
-    var sections: [(media: String, port: Int, line: Int, codec: String?, recovery: LossRecovery)] = []
+    var sections: [Section] = []
     for (index, raw) in sdp.split(whereSeparator: \.isNewline).enumerated() {
       let line = raw.trimmingCharacters(in: .whitespaces)
       if line.hasPrefix("m=") {
@@ -259,12 +331,24 @@ struct SDPMedia: Sendable, Hashable {
         guard fields.count >= 4, let port = Int(fields[1]), port > 0, port < 65_535 else {
           throw RevueError(.invalidInput, "SDP line \(index + 1): malformed media line '\(line)'")
         }
-        sections.append((String(fields[0]), port, index + 1, nil, []))
-      } else if line == "a=fmtp:\(LossRecovery.rtxPayloadType) apt=96", !sections.isEmpty {
+        let secure = fields[2].uppercased().hasPrefix("RTP/SAVP")
+        sections.append(Section(media: String(fields[0]), port: port, line: index + 1, secure: secure))
+      } else if sections.isEmpty {
+        continue
+      } else if line.hasPrefix("a=crypto:") {
+        guard sections[sections.count - 1].key == nil else { continue }
+        do {
+          sections[sections.count - 1].key = try cryptoKey(line)
+        } catch {
+          if sections[sections.count - 1].badCrypto == nil {
+            sections[sections.count - 1].badCrypto = (index + 1, error.message)
+          }
+        }
+      } else if line == "a=fmtp:\(LossRecovery.rtxPayloadType) apt=96" {
         sections[sections.count - 1].recovery.insert(.nack)
-      } else if line.lowercased() == "a=rtpmap:\(LossRecovery.fecPayloadType) ulpfec/90000", !sections.isEmpty {
+      } else if line.lowercased() == "a=rtpmap:\(LossRecovery.fecPayloadType) ulpfec/90000" {
         sections[sections.count - 1].recovery.insert(.fec)
-      } else if line.hasPrefix("a=rtpmap:"), !sections.isEmpty, sections[sections.count - 1].codec == nil {
+      } else if line.hasPrefix("a=rtpmap:"), sections[sections.count - 1].codec == nil {
         let name = line.split(separator: " ").dropFirst().first?.split(separator: "/").first.map(String.init)
         sections[sections.count - 1].codec = name?.uppercased()
       }
@@ -272,11 +356,25 @@ struct SDPMedia: Sendable, Hashable {
     guard !sections.isEmpty else { throw RevueError(.invalidInput, "the SDP has no media line ('m=video …')") }
     var media: [SDPMedia] = []
     for section in sections {
+      let key: SRTPKey?
+      if section.secure {
+        guard let found = section.key else {
+          if let bad = section.badCrypto { throw RevueError(.invalidInput, "SDP line \(bad.line): \(bad.why)") }
+          throw RevueError(
+            .invalidInput,
+            "SDP line \(section.line): an SRTP section (RTP/SAVP) without a key: add 'a=crypto:1"
+              + " AES_CM_128_HMAC_SHA1_80 inline:BASE64' (SDES)")
+        }
+        key = found
+      } else {
+        key = nil
+      }
       switch (section.media, section.codec) {
-      case ("video", "VP8"?): media.append(SDPMedia(kind: .video(.vp8), port: section.port, recovery: section.recovery))
+      case ("video", "VP8"?):
+        media.append(SDPMedia(kind: .video(.vp8), port: section.port, recovery: section.recovery, key: key))
       case ("video", "H264"?):
-        media.append(SDPMedia(kind: .video(.h264), port: section.port, recovery: section.recovery))
-      case ("audio", "OPUS"?): media.append(SDPMedia(kind: .opus, port: section.port))
+        media.append(SDPMedia(kind: .video(.h264), port: section.port, recovery: section.recovery, key: key))
+      case ("audio", "OPUS"?): media.append(SDPMedia(kind: .opus, port: section.port, key: key))
       default:
         throw RevueError(
           .invalidInput,
@@ -285,5 +383,26 @@ struct SDPMedia: Sendable, Hashable {
       }
     }
     return media
+  }
+
+  /// The key of an `a=crypto:TAG SUITE inline:KEY[|LIFETIME][|MKI:LENGTH]` line (RFC 4568).
+  /// - Throws: ``RevueError`` saying what is wrong, without the key.
+  static func cryptoKey(_ line: String) throws(RevueError) -> SRTPKey {
+    let fields = line.dropFirst("a=crypto:".count).split(separator: " ")
+    guard fields.count >= 3 else {
+      throw RevueError(.invalidInput, "a=crypto needs a tag, a suite and a key (inline:BASE64)")
+    }
+    guard let suite = SRTPKey.Suite(name: String(fields[1])) else {
+      throw RevueError(
+        .invalidInput, "the SRTP suite \(fields[1]) is not received (AES_CM_128_HMAC_SHA1_80 or AEAD_AES_128_GCM)")
+    }
+    guard fields[2].hasPrefix("inline:") else {
+      throw RevueError(.invalidInput, "a=crypto's key is not inline:BASE64")
+    }
+    let parts = fields[2].dropFirst("inline:".count).split(separator: "|", omittingEmptySubsequences: false)
+    if parts.dropFirst().contains(where: { $0.contains(":") }) {
+      throw RevueError(.invalidInput, "a=crypto's key has a master key identifier (MKI), which is not supported")
+    }
+    return try SRTPKey(base64: String(parts[0]), suite: suite)
   }
 }

@@ -17,14 +17,17 @@ struct ReceiveCommand {
         throw RevueError(.invalidInput, "cannot read SDP file \(path)", underlying: error)
       }
       remote = try await room.listen(
-        sdp: sdp, latency: options.latency, lossRecovery: options.recovery, measuresAVSync: true)
+        sdp: sdp, latency: options.latency, lossRecovery: options.recovery, measuresAVSync: true, from: options.source)
     } else {
       remote = try await room.listen(
-        on: URL(string: "rtp://0.0.0.0:\(options.port)")!, codec: options.codec ?? .vp8, latency: options.latency,
-        lossRecovery: options.recovery)
+        on: try StreamCommand.url("0.0.0.0:\(options.port)", key: options.srtpKey), codec: options.codec ?? .vp8,
+        latency: options.latency, lossRecovery: options.recovery, from: options.source)
     }
     guard let track = remote.videoTrack else { throw RevueError(.invalidInput, "the stream has no video to receive") }
-    FileHandle.standardError.write(Data("revue: receiving \(track.codec) from \(remote.identity)\n".utf8))
+    var receiving = "revue: receiving \(track.codec) from \(remote.identity)"
+    if options.srtpKey != nil { receiving += " over SRTP" }
+    if let source = options.source { receiving += ", taking packets from \(source) only" }
+    FileHandle.standardError.write(Data((receiving + "\n").utf8))
     // The stream's audio, if it has some, plays on this machine's sound output.
     var speaker: AudioPlayer?
     if let audio = remote.audioTrack {
@@ -50,7 +53,9 @@ struct ReceiveCommand {
         [
           ("framesDecoded", stats.framesDecoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
           ("packetsLost", stats.packetsLost), ("framesDropped", stats.framesDropped),
-          ("invalidPackets", stats.invalidPackets), ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
+          ("invalidPackets", stats.invalidPackets), ("packetsUnauthenticated", stats.packetsUnauthenticated),
+          ("packetsFromOtherSources", stats.packetsFromOtherSources),
+          ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
           ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
           ("avSyncMilliseconds", remote.avSyncMilliseconds as Any? ?? NSNull()),
           ("sender", remote.identity),
@@ -71,10 +76,13 @@ struct ReceiveCommand {
       FileHandle.standardError.write(Data("revue: wrote \(frame.width)x\(frame.height) snapshot to \(path)\n".utf8))
     }
     await room.disconnect()
-    FileHandle.standardError.write(
-      Data(
-        "revue: received \(final.framesDecoded) frames, \(final.packetsReceived) packets, \(final.packetsLost) lost\n"
-          .utf8))
+    var summary =
+      "revue: received \(final.framesDecoded) frames, \(final.packetsReceived) packets, \(final.packetsLost) lost"
+    if final.packetsUnauthenticated > 0 {
+      summary += ", \(final.packetsUnauthenticated) dropped by SRTP (failed authentication: another key?)"
+    }
+    if final.packetsFromOtherSources > 0 { summary += ", \(final.packetsFromOtherSources) from other hosts dropped" }
+    FileHandle.standardError.write(Data((summary + "\n").utf8))
     if let wanted = options.frames, final.framesDecoded < wanted {
       throw RevueError(.invalidState, "only \(final.framesDecoded) of \(wanted) frames arrived")
     }

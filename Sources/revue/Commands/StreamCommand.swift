@@ -108,7 +108,9 @@ struct StreamCommand {
   func run() async throws {
     let device = try await pickCamera()
     let room = Room()
-    try await room.connect(to: try Self.url(options.destination))
+    let key = try options.srtpKey ?? (options.makesSRTPKey ? SRTPKey.random(suite: options.srtpSuite) : nil)
+    try await room.connect(to: try Self.url(options.destination, key: key))
+    if options.makesSRTPKey, let key { Self.announce(key, options: options) }
     let participant = room.localParticipant!
     let capturer = participant.cameraTrack.capturer as! CameraCapturer
     _ = try await capturer.set(
@@ -129,10 +131,11 @@ struct StreamCommand {
       _ = try await participant.publish(audioTrack: track)
       microphone = track
     }
-    if let path = options.sdpPath { try room.sdp.write(toFile: path, atomically: true, encoding: .utf8) }
+    if let path = options.sdpPath { try Self.write(sdp: room.sdp, to: path, secret: key != nil) }
     let layers = zip(publication.layers, publication.ports).dropFirst().map { "\($0.dimensions) on port \($1)" }
     let size = capturer.dimensions.map(\.description) ?? "?"
     var started = "revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
+    if let key { started += " over SRTP (\(key.suite.rawValue))" }
     started += " to \(options.destination)" + (layers.isEmpty ? "" : ", with layers " + layers.joined(separator: ", "))
     FileHandle.standardError.write(Data((started + "\n").utf8))
     let printer = StatusPrinter(json: options.json)
@@ -204,11 +207,49 @@ struct StreamCommand {
       ? .preset(.musicStandard, device: device) : AudioCaptureOptions(device: device)
   }
 
-  static func url(_ destination: String) throws -> URL {
-    guard let url = URL(string: "rtp://\(destination)") else {
+  /// `rtp://DESTINATION`, or `srtp://DESTINATION?key=…` with a key.
+  static func url(_ destination: String, key: SRTPKey? = nil) throws -> URL {
+    guard var components = URLComponents(string: "\(key == nil ? "rtp" : "srtp")://\(destination)"),
+      components.host != nil
+    else {
       throw RevueError(.invalidInput, "'\(destination)' is not HOST:PORT")
     }
+    if let key {
+      components.percentEncodedQueryItems = [
+        URLQueryItem(name: "key", value: key.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics)),
+        URLQueryItem(name: "suite", value: key.suite == .aeadAES128GCM ? "aes-128-gcm" : "aes-cm-128-hmac-sha1-80"),
+      ]
+    }
+    guard let url = components.url else { throw RevueError(.invalidInput, "'\(destination)' is not HOST:PORT") }
     return url
+  }
+
+  /// Prints a key made at the start, once, on standard output, with how to give it to the
+  /// receiver (the line that explains does not repeat it).
+  static func announce(_ key: SRTPKey, options: StreamOptions) {
+    let port = options.destination.split(separator: ":").last.map(String.init) ?? "PORT"
+    let suite = key.suite == .aesCM128HMACSHA1_80 ? "" : " --srtp-suite aes-128-gcm"
+    let how =
+      "give the receiver this key, and only it: revue receive --port \(port)\(suite) --srtp-key KEY"
+      + (options.sdpPath.map { ", or the SDP file \($0), which holds it (a=crypto)" } ?? "")
+    if options.json {
+      let object = ["srtpKey": key.base64, "suite": key.suite.rawValue, "howToReceive": how]
+      if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+        print(String(decoding: data, as: UTF8.self))
+      }
+    } else {
+      print("SRTP key (\(key.suite.rawValue)): \(key.base64)")
+      print("revue: \(how.replacingOccurrences(of: "KEY", with: "<the key above>"))")
+    }
+    fflush(nil)
+  }
+
+  /// Writes the SDP; one that holds a key is readable by its owner only.
+  static func write(sdp: String, to path: String, secret: Bool) throws {
+    guard secret else { return try sdp.write(toFile: path, atomically: true, encoding: .utf8) }
+    try? FileManager.default.removeItem(atPath: path)
+    guard FileManager.default.createFile(atPath: path, contents: Data(sdp.utf8), attributes: [.posixPermissions: 0o600])
+    else { throw RevueError(.invalidInput, "cannot write the SDP file \(path)") }
   }
 
   static func milliseconds(_ duration: Duration) -> Double {

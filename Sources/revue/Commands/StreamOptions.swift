@@ -43,6 +43,25 @@ struct OptionReader {
     return codec
   }
 
+  /// The SRTP key of `--srtp-key` (a `--srtp-suite` given, or the default suite); the error
+  /// says what is wrong with it, never what it is.
+  static func srtpKey(_ command: String, key: String?, suite: String?) throws(UsageError) -> SRTPKey? {
+    var chosen = SRTPKey.Suite.aesCM128HMACSHA1_80
+    if let suite {
+      guard let named = SRTPKey.Suite(name: suite) else {
+        throw UsageError(
+          description: "\(command): --srtp-suite is aes-cm-128-hmac-sha1-80 or aes-128-gcm, not '\(suite)'")
+      }
+      chosen = named
+    }
+    guard let key else { return nil }
+    do {
+      return try SRTPKey(base64: key, suite: chosen)
+    } catch {
+      throw UsageError(description: "\(command): --srtp-key: \(error.message)")
+    }
+  }
+
   func unknown(_ option: String) -> UsageError { UsageError(description: "\(command): unknown option '\(option)'") }
 }
 
@@ -70,10 +89,18 @@ struct StreamOptions: Equatable {
   var recovery = LossRecovery.nack
   /// `--fixed-bitrate`: the encoder keeps its bitrate, whatever the path (no congestion control).
   var fixedBitrate = false
+  /// The SRTP key given (`--srtp-key`), nil for plain RTP or a key made at the start.
+  var srtpKey: SRTPKey?
+  /// Whether to send SRTP with a new key, printed once (`--srtp` without `--srtp-key`).
+  var makesSRTPKey = false
+  /// The suite of a key made at the start (`--srtp-suite`).
+  var srtpSuite = SRTPKey.Suite.aesCM128HMACSHA1_80
 
   static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
     var reader = OptionReader(command: "stream", arguments)
+    var key: String?
+    var suite: String?
     while let option = reader.next() {
       switch option {
       case "--camera": options.source = .camera(try reader.value(option))
@@ -98,9 +125,18 @@ struct StreamOptions: Equatable {
       case "--no-recovery": options.recovery = []
       case "--fec": options.recovery.insert(.fec)
       case "--fixed-bitrate": options.fixedBitrate = true
+      case "--srtp": options.makesSRTPKey = true
+      case "--srtp-key": key = try reader.value(option)
+      case "--srtp-suite": suite = try reader.value(option)
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }
+    }
+    options.srtpKey = try OptionReader.srtpKey("stream", key: key, suite: suite)
+    if let suite { options.srtpSuite = SRTPKey.Suite(name: suite) ?? options.srtpSuite }
+    if options.srtpKey != nil { options.makesSRTPKey = false }
+    if suite != nil, key == nil, !options.makesSRTPKey {
+      throw UsageError(description: "stream: --srtp-suite goes with --srtp or --srtp-key")
     }
     return options
   }
@@ -119,10 +155,17 @@ struct ReceiveOptions: Equatable {
   var latency = Room.defaultLatency
   /// Whether lost packets are asked for again (`--no-recovery`).
   var recovery = LossRecovery([.nack, .fec])
+  /// The SRTP key of the stream on `--port` (`--srtp-key`); with `--sdp` the key comes from
+  /// its `a=crypto` lines.
+  var srtpKey: SRTPKey?
+  /// The one host packets are taken from (`--from`); nil for any.
+  var source: String?
 
   static func parse(_ arguments: [String]) throws(UsageError) -> ReceiveOptions? {
     var options = ReceiveOptions()
     var reader = OptionReader(command: "receive", arguments)
+    var key: String?
+    var suite: String?
     while let option = reader.next() {
       switch option {
       case "--port": options.port = try reader.count(option)
@@ -134,9 +177,18 @@ struct ReceiveOptions: Equatable {
       case "--latency": options.latency = try reader.count(option)
       case "--no-recovery": options.recovery = []
       case "--json": options.json = true
+      case "--srtp-key": key = try reader.value(option)
+      case "--srtp-suite": suite = try reader.value(option)
+      case "--from": options.source = try reader.value(option)
       case "--help", "-h": return nil
       default: throw reader.unknown(option)
       }
+    }
+    options.srtpKey = try OptionReader.srtpKey("receive", key: key, suite: suite)
+    if suite != nil, key == nil { throw UsageError(description: "receive: --srtp-suite goes with --srtp-key") }
+    if options.srtpKey != nil, options.sdpPath != nil {
+      throw UsageError(
+        description: "receive: with --sdp the key comes from the SDP's a=crypto lines: leave out --srtp-key")
     }
     return options
   }
