@@ -151,7 +151,9 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
         + "\(sent.packetsRetransmitted.map(String.init) ?? "—"), keyframes asked \(received.keyframeRequests)"
         + " (\(sent.keyframeRequestsHonoured) made), packets given up \(received.packetsLost)"
         + (outage.map { "; \($0)" } ?? "")
-        + (hostileSent.map { "; hostile datagrams \($0), \(received.invalidPackets) not RTP" } ?? "")
+        + (hostileSent.map {
+          "; hostile datagrams \($0): \(received.invalidPackets) not RTP, \(received.packetsFromOtherSenders) from other senders"
+        } ?? "")
     }
   }
 

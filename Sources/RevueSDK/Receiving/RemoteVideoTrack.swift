@@ -21,6 +21,11 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     /// RTP and RTCP packets from another host than the one the receiver takes packets from
     /// (`from:`), dropped. 0 when the receiver takes packets from anyone.
     public var packetsFromOtherSources = 0
+    /// RTP and RTCP packets dropped because they were not the followed sender's: another SSRC
+    /// or another address while the sender followed is live (a second sender on the port, or a
+    /// stranger using its SSRC). A sender silent for a quarter second is no longer followed: the
+    /// next one takes over.
+    public var packetsFromOtherSenders = 0
     /// Packets the jitter buffer gave up on.
     public var packetsLost: Int
     /// Missing packets asked for again (RTCP NACK), retries included.
@@ -237,18 +242,30 @@ final class RTPReceiver: Sendable {
     /// Where feedback goes: where the sender's RTCP comes from or, until its first report,
     /// where its media comes from (Revue's senders send both from one socket).
     var senderAddress: (host: String, port: Int)?
-    /// The SSRC of the latest media packet (not a retransmission) at the socket.
-    var mediaSSRC: UInt32?
+    /// The sender followed, when more than one sends to the port.
+    var latch = SenderLatch()
+    /// Packets dropped because another sender is followed.
+    var otherSenders = 0
+    /// The SSRC of the media the receiver follows.
+    var mediaSSRC: UInt32? { latch.ssrc }
 
-    /// Notes a media packet at the socket. Returns whether its source address should become
-    /// where feedback goes: when no report gave one yet, for the first packet and for the first
-    /// of a new sender (a new SSRC), whose reports come later.
-    mutating func learnFromMedia(ssrc: UInt32, payloadType: Int, of mediaType: Int) -> Bool {
-      guard payloadType == mediaType else { return false }
-      defer { mediaSSRC = ssrc }
-      guard let previous = mediaSSRC else { return senderAddress == nil }
-      return previous != ssrc
+    /// Judges a packet at the media socket (``SenderLatch``). Returns whether to take it, and
+    /// whether its source address should become where feedback goes: when no report gave one
+    /// yet, for the first packet, and for the first of a new sender, whose reports come later.
+    mutating func admit(
+      ssrc: UInt32, payloadType: Int, of mediaType: Int, from source: SenderLatch.Address?,
+      at now: ContinuousClock.Instant
+    ) -> (take: Bool, learn: Bool) {
+      let first = latch.ssrc == nil
+      switch latch.media(ssrc: ssrc, payloadType: payloadType, of: mediaType, from: source, at: now) {
+      case .drop:
+        otherSenders += 1
+        return (false, false)
+      case .pass: return (true, false)
+      case .newSender: return (true, !first || senderAddress == nil)
+      }
     }
+
     /// Sequence numbers asked for again (RTCP NACK), and keyframes asked for (RTCP PLI).
     var nacks = 0
     var pictureLosses = 0
@@ -388,15 +405,21 @@ final class RTPReceiver: Sendable {
       try? rtcpOut?.set("host", sender.host)
       try? rtcpOut?.set("port", sender.port)
     }
-    /// Learns where feedback goes from a media packet (plain, or decrypted and authenticated).
-    let learn = { @Sendable (buffer: Buffer, header: (ssrc: UInt32, payloadType: Int, timestamp: UInt32)) in
-      let learns = counters.value.withLock {
-        $0.learnFromMedia(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType)
+    /// Takes a media packet (plain, or decrypted and authenticated) if it is the followed
+    /// sender's, and learns where feedback goes from it.
+    let admit = { @Sendable (buffer: Buffer, header: (ssrc: UInt32, payloadType: Int, timestamp: UInt32)) -> Bool in
+      let source = buffer.senderAddress
+      let (take, learns) = counters.value.withLock {
+        $0.admit(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType, from: source, at: .now)
       }
-      if learns, let sender = buffer.senderAddress {
-        counters.value.withLock { $0.senderAddress = sender }
-        sendFeedback(sender)
+      if learns, let source {
+        counters.value.withLock { $0.senderAddress = source }
+        sendFeedback(source)
       }
+      if !take {
+        RevueLog.log(.debug, "Receiver", "packet dropped: SSRC \(header.ssrc) is not the sender followed")
+      }
+      return take
     }
     pipeline.pipeline.element(named: "rtpin")?.staticPad("src")?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
@@ -413,15 +436,14 @@ final class RTPReceiver: Sendable {
         RevueLog.log(.debug, "Receiver", "packet dropped: not RTP (\(buffer.size) bytes)")
         return .drop
       }
-      if !secure { learn(buffer, header) }
-      return .ok
+      return secure || admit(buffer, header) ? .ok : .drop
     }
     // With SRTP only what passed authentication says where the sender is, and RTCP is read
     // once decrypted.
     let decoder = pipeline.pipeline.element(named: "srtpdec")
     decoder?.staticPad("rtp_src")?.addProbe(.buffer) { _, info in
-      if let buffer = info.buffer, let header = buffer.rtpHeader { learn(buffer, header) }
-      return .ok
+      guard let buffer = info.buffer, let header = buffer.rtpHeader else { return .ok }
+      return admit(buffer, header) ? .ok : .drop
     }
     let rtcpReceived = decoder?.staticPad("rtcp_src") ?? pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")
     rtcpReceived?.addProbe(.buffer) { _, info in
@@ -429,13 +451,22 @@ final class RTPReceiver: Sendable {
       let name = buffer.rtcpCNames.values.first
       let sender = buffer.senderAddress
       let report = buffer.rtcpSenderInfo
-      let (moved, renamed) = counters.value.withLock { counters -> (Bool, Bool) in
+      let (taken, moved, renamed) = counters.value.withLock { counters -> (Bool, Bool, Bool) in
+        guard counters.latch.control(senderSSRC: report?.ssrc, from: sender, at: .now) else {
+          counters.otherSenders += 1
+          return (false, false, false)
+        }
         if let report { counters.senderReport = report }
         let renamed = name != nil && name != counters.cname
         if let name { counters.cname = name }
-        guard let sender, counters.senderAddress.map({ $0 != sender }) ?? true else { return (false, renamed) }
+        guard let sender, counters.senderAddress.map({ $0 != sender }) ?? true else { return (true, false, renamed) }
         counters.senderAddress = sender
-        return (true, renamed)
+        return (true, true, renamed)
+      }
+      guard taken else {
+        RevueLog.log(
+          .debug, "Receiver", "RTCP dropped: from \(sender?.host ?? "?"):\(sender?.port ?? 0), not the sender followed")
+        return .drop
       }
       if renamed, let name { identities.send(name) }
       if moved, let sender { sendFeedback(sender) }
@@ -643,7 +674,8 @@ final class RTPReceiver: Sendable {
       return RemoteVideoTrack.Statistics(
         framesDecoded: counters.frames, packetsReceived: counters.packets, bytesReceived: counters.bytes,
         invalidPackets: counters.invalid, packetsUnauthenticated: unauthenticated,
-        packetsFromOtherSources: counters.foreign, packetsLost: Int(stats?.get("num-lost", as: UInt.self) ?? 0),
+        packetsFromOtherSources: counters.foreign, packetsFromOtherSenders: counters.otherSenders,
+        packetsLost: Int(stats?.get("num-lost", as: UInt.self) ?? 0),
         nacksSent: counters.nacks, packetsRetransmitted: retransmitted, packetsRecovered: recovered,
         keyframeRequests: counters.pictureLosses,
         packetsLate: Int(stats?.get("num-late", as: UInt.self) ?? 0),

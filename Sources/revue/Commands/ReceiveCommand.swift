@@ -55,6 +55,7 @@ struct ReceiveCommand {
           ("packetsLost", stats.packetsLost), ("framesDropped", stats.framesDropped),
           ("invalidPackets", stats.invalidPackets), ("packetsUnauthenticated", stats.packetsUnauthenticated),
           ("packetsFromOtherSources", stats.packetsFromOtherSources),
+          ("packetsFromOtherSenders", stats.packetsFromOtherSenders),
           ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
           ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
           ("avSyncMilliseconds", remote.avSyncMilliseconds as Any? ?? NSNull()),
@@ -82,6 +83,9 @@ struct ReceiveCommand {
       summary += ", \(final.packetsUnauthenticated) dropped by SRTP (failed authentication: another key?)"
     }
     if final.packetsFromOtherSources > 0 { summary += ", \(final.packetsFromOtherSources) from other hosts dropped" }
+    if final.packetsFromOtherSenders > 0 {
+      summary += ", \(final.packetsFromOtherSenders) from senders other than the one followed dropped"
+    }
     FileHandle.standardError.write(Data((summary + "\n").utf8))
     if let wanted = options.frames, final.framesDecoded < wanted {
       throw RevueError(.invalidState, "only \(final.framesDecoded) of \(wanted) frames arrived")
