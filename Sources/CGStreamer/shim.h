@@ -75,6 +75,8 @@ static inline void cgst_signal_emit_returning_pointer(gpointer instance, const g
   g_signal_emit_by_name(instance, signal, result);
 }
 
+static inline void cgst_signal_emit(gpointer instance, const gchar *signal) { g_signal_emit_by_name(instance, signal); }
+
 // MARK: - Mini objects (the make_writable family are macros)
 
 static inline GstMiniObject *cgst_mini_object(gpointer object) { return GST_MINI_OBJECT_CAST(object); }

@@ -31,6 +31,10 @@ public enum HostileCase: String, CaseIterable, Sendable, CustomStringConvertible
   /// RTCP compounds whose lengths, counts and report blocks lie, and feedback that names
   /// nothing.
   case hostileRTCP
+  /// A new SSRC for every two RTP packets (in sequence, as a real stream's) and every sender
+  /// report: each would be a new source for the RTP session, and a new stream (a libsrtp
+  /// context) for an SRTP decoder, without bound.
+  case ssrcFlood
 
   /// The case's name.
   public var description: String { rawValue }
@@ -50,6 +54,9 @@ public struct HostileTraffic: Sendable {
     public var rtcp = 0
     /// `1200 RTP + 300 RTCP`.
     public var description: String { "\(rtp) RTP + \(rtcp) RTCP" }
+
+    /// Counts of datagrams sent.
+    public init(rtp: Int = 0, rtcp: Int = 0) { (self.rtp, self.rtcp) = (rtp, rtcp) }
   }
 
   /// What is sent.
@@ -63,6 +70,8 @@ public struct HostileTraffic: Sendable {
   private var sequence: UInt16
   private var timestamp: UInt32
   private let strangerSSRC: UInt32
+  /// The SSRC of ``HostileCase/ssrcFlood``'s packet pair.
+  private var floodSSRC: UInt32 = 0
 
   /// Datagrams of `hostileCase` against a stream of `victimSSRC` and `payloadType`.
   public init(_ hostileCase: HostileCase, victimSSRC: UInt32, payloadType: Int = 96, seed: UInt64 = 14) {
@@ -137,6 +146,11 @@ public struct HostileTraffic: Sendable {
       return (packet, false)
     case .hostileRTCP:
       return (lyingRTCP(), true)
+    case .ssrcFlood:
+      if random.next() % 5 == 0 { return (senderReport(ssrc: UInt32(truncatingIfNeeded: random.next())), true) }
+      sequence &+= 1
+      if sequence % 2 == 0 { floodSSRC = UInt32(truncatingIfNeeded: random.next()) }
+      return (rtp(ssrc: floodSSRC, payload: 100 + Int(random.next() % 1000)), false)
     }
   }
 

@@ -12,64 +12,101 @@ import Testing
   /// `milliseconds` after the start.
   static func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 
+  /// Judges a media packet (payload type 96) of `ssrc` and `sequence` from `source` at
+  /// `milliseconds` after the start.
+  static func media(
+    _ latch: inout SenderLatch, _ ssrc: UInt32, _ sequence: UInt16, from source: SenderLatch.Address = sender,
+    at milliseconds: Int, payloadType: Int = 96
+  ) -> SenderLatch.Verdict {
+    latch.media(ssrc: ssrc, sequence: sequence, payloadType: payloadType, of: 96, from: source, at: at(milliseconds))
+  }
+
+  static let hold = Int(SenderLatch.hold / .milliseconds(1))
+
   @Test func theFirstSenderIsFollowedAndOthersAreDroppedWhileItIsLive() {
     var latch = SenderLatch()
-    var verdict = SenderLatch.Verdict.drop
-    verdict = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(0))
-    #expect(verdict == .newSender)
-    verdict = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(10))
-    #expect(verdict == .pass)
-    // A second sender, and a stranger with the sender's SSRC.
-    verdict = latch.media(ssrc: 2, payloadType: 96, of: 96, from: Self.stranger, at: Self.at(20))
-    #expect(verdict == .drop)
-    verdict = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.stranger, at: Self.at(30))
-    #expect(verdict == .drop)
+    #expect(Self.media(&latch, 1, 100, at: 0) == .newSender)
+    #expect(Self.media(&latch, 1, 101, at: 10) == .pass)
+    // A second sender (in sequence too), and a stranger with the sender's SSRC.
+    #expect(Self.media(&latch, 2, 500, from: Self.stranger, at: 20) == .drop)
+    #expect(Self.media(&latch, 2, 501, from: Self.stranger, at: 25) == .drop)
+    #expect(Self.media(&latch, 1, 102, from: Self.stranger, at: 30) == .drop)
     // Retransmissions (their own SSRC) from the sender pass; from anyone else they do not.
-    verdict = latch.media(ssrc: 7, payloadType: 97, of: 96, from: Self.sender, at: Self.at(40))
-    #expect(verdict == .pass)
-    verdict = latch.media(ssrc: 7, payloadType: 97, of: 96, from: Self.stranger, at: Self.at(40))
-    #expect(verdict == .drop)
-    // The sender's packets keep it live past the hold time of its first.
-    verdict = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(200))
-    #expect(verdict == .pass)
-    verdict = latch.media(ssrc: 2, payloadType: 96, of: 96, from: Self.stranger, at: Self.at(400))
-    #expect(verdict == .drop)
+    #expect(Self.media(&latch, 7, 3, at: 40, payloadType: 97) == .pass)
+    #expect(Self.media(&latch, 7, 3, from: Self.stranger, at: 40, payloadType: 97) == .drop)
+    // The sender's packets keep it live past the hold time of its first; a lost packet is no
+    // matter.
+    #expect(Self.media(&latch, 1, 110, at: 200) == .pass)
+    #expect(Self.media(&latch, 2, 502, from: Self.stranger, at: 400) == .drop)
     #expect(latch.ssrc == 1)
   }
 
-  @Test func aNewSSRCFromTheSendersAddressIsFollowedAtOnce() {
+  @Test func aNewStreamFromTheSendersAddressIsFollowedFromItsSecondPacketInSequence() {
     var latch = SenderLatch()
-    var verdict = SenderLatch.Verdict.drop
-    _ = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(0))
-    verdict = latch.media(ssrc: 5, payloadType: 96, of: 96, from: Self.sender, at: Self.at(10))
-    #expect(verdict == .newSender)
+    _ = Self.media(&latch, 1, 100, at: 0)
+    _ = Self.media(&latch, 1, 101, at: 5)
+    // Not within the hold time of the latest takeover.
+    #expect(Self.media(&latch, 5, 7000, at: 10) == .drop)
+    #expect(Self.media(&latch, 5, 7001, at: 15) == .drop)
+    _ = Self.media(&latch, 1, 102, at: Self.hold - 5)
+    #expect(Self.media(&latch, 5, 7002, at: Self.hold) == .newSender)
     #expect(latch.ssrc == 5)
+    #expect(Self.media(&latch, 5, 7003, at: Self.hold + 5) == .pass)
+  }
+
+  @Test func aStreamInSequenceTakesOverFromALatchedStrayPacket() {
+    var latch = SenderLatch()
+    // A stray packet got there first; the sender's packets in sequence take over once the
+    // hold time of that latch is over, and then the stray's SSRC is a stranger's.
+    #expect(Self.media(&latch, 666, 1, from: Self.stranger, at: 0) == .newSender)
+    #expect(Self.media(&latch, 1, 100, at: 5) == .drop)
+    #expect(Self.media(&latch, 1, 101, at: 10) == .drop)
+    #expect(Self.media(&latch, 1, 102, at: Self.hold) == .newSender)
+    #expect(Self.media(&latch, 666, 2, from: Self.stranger, at: Self.hold + 5) == .drop)
+    #expect(Self.media(&latch, 666, 3, from: Self.stranger, at: Self.hold + 10) == .drop)
+    #expect(latch.ssrc == 1)
+  }
+
+  @Test(arguments: [false, true])
+  func aFloodOfMadeUpSSRCsPassesAtMostOnePacketPerHoldTime(inSequence: Bool) {
+    var latch = SenderLatch()
+    var generator = SystemRandomNumberGenerator()
+    var passed = 0
+    // 2 s of 5000 packets a second: a new SSRC for each packet, or for each pair of packets in
+    // sequence.
+    var packet = 0
+    while packet < 10_000 {
+      let (ssrc, sequence): (UInt32, UInt16) = (generator.next(), generator.next())
+      for next in 0..<(inSequence ? 2 : 1) {
+        let verdict = Self.media(&latch, ssrc, sequence &+ UInt16(next), from: Self.stranger, at: packet / 5)
+        if verdict == .newSender { passed += 1 }
+        packet += 1
+      }
+    }
+    #expect(passed <= 2000 / Self.hold + 1, "\(passed) new senders")
+    // A sender that comes in the flood is followed.
+    for next in 0..<10 { _ = Self.media(&latch, 1, 100 + UInt16(next), at: 2000 + Self.hold / 2 * next) }
+    #expect(latch.ssrc == 1)
   }
 
   @Test func aSilentSenderGivesThePortUpAfterTheHoldTime() {
     var latch = SenderLatch()
-    var verdict = SenderLatch.Verdict.drop
-    _ = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(0))
-    let hold = Int(SenderLatch.hold / .milliseconds(1))
-    verdict = latch.media(ssrc: 2, payloadType: 96, of: 96, from: Self.stranger, at: Self.at(hold - 1))
-    #expect(verdict == .drop)
-    verdict = latch.media(ssrc: 2, payloadType: 96, of: 96, from: Self.stranger, at: Self.at(hold))
-    #expect(verdict == .newSender)
+    _ = Self.media(&latch, 1, 100, at: 0)
+    #expect(Self.media(&latch, 2, 500, from: Self.stranger, at: Self.hold - 1) == .drop)
+    #expect(Self.media(&latch, 2, 501, from: Self.stranger, at: Self.hold) == .newSender)
     // Now the first sender is the other one.
-    verdict = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(hold + 10))
-    #expect(verdict == .drop)
+    #expect(Self.media(&latch, 1, 101, at: Self.hold + 10) == .drop)
     // The same sender coming back after a silence is not new.
-    verdict = latch.media(ssrc: 2, payloadType: 96, of: 96, from: Self.stranger, at: Self.at(hold * 5))
-    #expect(verdict == .pass)
+    #expect(Self.media(&latch, 2, 502, from: Self.stranger, at: Self.hold * 5) == .pass)
   }
 
-  @Test func rtcpComesFromTheSenderOrOnePortOfItsHostThatReportsItsSSRC() {
+  @Test func rtcpIsTheLiveSendersReportsFromItOrOnePortOfItsHost() {
     var latch = SenderLatch()
     var taken = false
-    // Before any media, RTCP from anyone is taken.
+    // Before any media, RTCP is not taken: it would add a source to the session per SSRC.
     taken = latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(0))
-    #expect(taken)
-    _ = latch.media(ssrc: 1, payloadType: 96, of: 96, from: Self.sender, at: Self.at(0))
+    #expect(!taken)
+    _ = Self.media(&latch, 1, 100, at: 0)
     taken = latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(10))
     #expect(taken)
     taken = latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(10))
@@ -80,9 +117,17 @@ import Testing
     let rtcp: SenderLatch.Address = ("127.0.0.1", 40001)
     taken = latch.control(senderSSRC: 1, from: rtcp, at: Self.at(20))
     #expect(taken)
-    taken = latch.control(senderSSRC: nil, from: rtcp, at: Self.at(30))
+    taken = latch.control(senderSSRC: 1, from: rtcp, at: Self.at(30))
     #expect(taken)
+    // Reports of other SSRCs, even from the sender's address: a new source each.
+    taken = latch.control(senderSSRC: nil, from: rtcp, at: Self.at(30))
+    #expect(!taken)
+    taken = latch.control(senderSSRC: 77, from: Self.sender, at: Self.at(30))
+    #expect(!taken)
     taken = latch.control(senderSSRC: 1, from: Self.stranger, at: Self.at(30))
+    #expect(!taken)
+    // Once the sender is silent, nobody's.
+    taken = latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(Self.hold + 1))
     #expect(!taken)
   }
 }

@@ -175,6 +175,18 @@ public final class Subprocess: Sendable {
     return shared.state.withLock { $0.exit }
   }
 
+  /// The program's resident memory (`VmRSS` of `/proc/PID/status`), KiB; nil once it has
+  /// exited.
+  public var residentMemory: Int? {
+    shared.state.withLock { state -> Int? in
+      guard !state.exited, let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+        return nil
+      }
+      let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+      return line?.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+    }
+  }
+
   /// Waits until the program's standard error contains `text`. Throws when it exits without
   /// writing it, and at the deadline (ending it), quoting its standard error.
   public func waitForError(
@@ -207,6 +219,27 @@ public final class Subprocess: Sendable {
     if !found {
       throw DeadlineExceeded(
         "`\(command)` exited (status \(exit.status)) without printing \"\(text)\""
+          + " (\(sourceLocation.fileName):\(sourceLocation.line)); its standard error:\n\(Self.tail(exit.error))")
+    }
+    return exit.output
+  }
+
+  /// Waits until what the program wrote to standard output so far satisfies `condition`, and
+  /// returns it. Throws when it exits first, and at the deadline (ending it), quoting its
+  /// standard error.
+  @discardableResult
+  public func waitForOutput(
+    within seconds: Double, for what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    until condition: @escaping @Sendable (String) -> Bool
+  ) async throws -> String {
+    let seen = { @Sendable (state: State) in condition(String(decoding: state.output, as: UTF8.self)) }
+    try await wait(within: seconds, for: "`\(command)` to print \(what)", sourceLocation: sourceLocation) {
+      seen($0) || $0.hasEnded
+    }
+    let (found, exit) = shared.state.withLock { (seen($0), $0.exit) }
+    if !found {
+      throw DeadlineExceeded(
+        "`\(command)` exited (status \(exit.status)) without printing \(what)"
           + " (\(sourceLocation.fileName):\(sourceLocation.line)); its standard error:\n\(Self.tail(exit.error))")
     }
     return exit.output

@@ -147,18 +147,19 @@ extension Buffer {
   /// The corresponding C function is `gst_rtp_buffer_get_timestamp`.
   public var rtpTimestamp: UInt32? { rtpHeader?.timestamp }
 
-  /// The synchronization source, payload type and timestamp of this RTP packet; nil when it is
-  /// not valid RTP.
+  /// The synchronization source, payload type, sequence number and timestamp of this RTP
+  /// packet; nil when it is not valid RTP.
   ///
-  /// The corresponding C functions are `gst_rtp_buffer_get_ssrc`, `gst_rtp_buffer_get_payload_type`
-  /// and `gst_rtp_buffer_get_timestamp`.
-  public var rtpHeader: (ssrc: UInt32, payloadType: Int, timestamp: UInt32)? {
+  /// The corresponding C functions are `gst_rtp_buffer_get_ssrc`, `gst_rtp_buffer_get_payload_type`,
+  /// `gst_rtp_buffer_get_seq` and `gst_rtp_buffer_get_timestamp`.
+  public var rtpHeader: (ssrc: UInt32, payloadType: Int, sequence: UInt16, timestamp: UInt32)? {
     withPointer { pointer in
       var rtp = GstRTPBuffer()
       guard gst_rtp_buffer_map(pointer, GST_MAP_READ, &rtp) != 0 else { return nil }
       defer { gst_rtp_buffer_unmap(&rtp) }
       return (
-        gst_rtp_buffer_get_ssrc(&rtp), Int(gst_rtp_buffer_get_payload_type(&rtp)), gst_rtp_buffer_get_timestamp(&rtp)
+        gst_rtp_buffer_get_ssrc(&rtp), Int(gst_rtp_buffer_get_payload_type(&rtp)), gst_rtp_buffer_get_seq(&rtp),
+        gst_rtp_buffer_get_timestamp(&rtp)
       )
     }
   }

@@ -23,6 +23,20 @@ extension Element {
     }
     _ = cgst_signal_connect(rawPointer, "request-key", unsafeBitCast(callback, to: GCallback.self), box, release)
   }
+
+  /// Makes `srtpdec` forget every stream (their keys, libsrtp contexts, rollover counters and
+  /// replay windows) and free them; the next packet of each SSRC asks for its key again
+  /// (``answerKeyRequests(_:)``, whose answer may give the stream's rollover counter as `roc`).
+  /// Call it from the application or an upstream streaming thread, never from a `request-key`
+  /// handler, which runs under the decoder's lock.
+  ///
+  /// (Its `remove-key` signal frees no memory in GStreamer 1.22: it looks the libsrtp stream up
+  /// by an SSRC in host byte order, where libsrtp wants network order, and leaves it be.)
+  ///
+  /// The corresponding C function is `g_signal_emit_by_name` with `clear-keys`.
+  public func clearKeys() {
+    cgst_signal_emit(rawPointer, "clear-keys")
+  }
 }
 
 /// Holds a `request-key` handler for the C callback.

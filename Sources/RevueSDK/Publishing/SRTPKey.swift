@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import Synchronization
 
 /// The key of an SRTP session (RFC 3711), exchanged out of band as SDES does (RFC 4568: the
 /// SDP's `a=crypto` line): a master key and salt, and the protection profile they are for.
@@ -175,10 +176,178 @@ public struct SRTPKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
     return decoder
   }
 
-  /// Gives `decoder` (an `srtpdec`) this key for every SSRC it meets.
-  func configure(decoder: Element) {
+  /// Gives `decoder` (an `srtpdec`) this key for every SSRC it meets, and keeps the streams it
+  /// holds bounded with `streams`, which counts the packets dropped before the decoder.
+  func configure(decoder: Element, streams: DecoderStreams = DecoderStreams()) {
     let caps = decoderCaps
-    decoder.answerKeyRequests { _ in caps }
+    decoder.answerKeyRequests { ssrc in
+      guard let roc = streams.keyed(ssrc) else { return caps }
+      var structure = caps.structures[0]
+      try? structure.set("roc", roc)
+      return Caps([structure])
+    }
+    // On the way in, before the decoder takes its lock: the decoder is held weakly, as its own
+    // pads hold these probes. An SRTP packet's RTP header is in the clear, as are an SRTCP
+    // packet's first 8 bytes, with the SSRC of its sender.
+    for (name, isRTCP) in [("rtp_sink", false), ("rtcp_sink", true)] {
+      decoder.staticPad(name)?.addProbe(.buffer) { [weak decoder] _, info in
+        guard let buffer = info.buffer else { return .ok }
+        if streams.shouldClear() {
+          RevueLog.log(.info, "SRTP", "made-up SSRCs: the SRTP decoder's streams cleared, the senders' kept")
+          decoder?.clearKeys()
+        }
+        let header: (ssrc: UInt32, sequence: UInt16?)? =
+          isRTCP
+          ? (try? buffer.withUnsafeBytes { $0.count >= 8 ? $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self) : nil })
+            .flatMap { $0 }.map { (UInt32(bigEndian: $0), nil) }
+          : buffer.rtpHeader.map { ($0.ssrc, $0.sequence) }
+        guard let header else { return .ok }  // The decoder drops it and counts it.
+        let admitted = streams.admit(
+          ssrc: header.ssrc, sequence: header.sequence, from: buffer.senderAddress, at: .now)
+        return admitted ? .ok : .drop
+      }
+    }
+    decoder.staticPad("rtp_src")?.addProbe(.buffer) { _, info in
+      if let buffer = info.buffer, let header = buffer.rtpHeader {
+        streams.authenticated(header.ssrc, sequence: header.sequence, from: buffer.senderAddress, at: .now)
+      }
+      return .ok
+    }
+    decoder.staticPad("rtcp_src")?.addProbe(.buffer) { _, info in
+      if let buffer = info.buffer, let ssrc = buffer.rtcpSenderInfo?.ssrc {
+        streams.authenticated(ssrc, sequence: nil, from: buffer.senderAddress, at: .now)
+      }
+      return .ok
+    }
+  }
+
+  /// The streams an `srtpdec` made, to keep what it holds bounded. The decoder makes a stream
+  /// for every new SSRC it meets, a libsrtp context with its keys derived, and a flood of
+  /// made-up packets with an SSRC each would grow the receiver without bound and spend its time
+  /// deriving keys: GStreamer 1.22's `remove-key` frees no libsrtp stream (it looks it up by an
+  /// SSRC in the wrong byte order), and Debian's libsrtp, built on NSS, keeps some 22 kB of key
+  /// material per stream made until the process ends, even once the decoder is cleared.
+  ///
+  /// So a packet of an SSRC the decoder has no stream for goes in at once from an address an
+  /// authenticated packet came from (the sender's retransmissions, a restarted sender), and from
+  /// anywhere else only while nothing authenticated for ``hold``: then one such SSRC goes in per
+  /// ``hold``, and one more whose packet follows an earlier one of its SSRC in sequence (so that
+  /// a made-up flood does not starve a sender's first packets). And once ``limit`` streams were
+  /// made that authenticated nothing, the decoder is cleared (`Element.clearKeys()`): the
+  /// streams that did authenticate are made again at their next packet with the rollover
+  /// counter kept here, so that their decryption goes on.
+  ///
+  /// A flood of new SSRCs thus makes no stream while a sender is live, and at most 8 a second
+  /// while none is (some 180 kB a second that NSS keeps).
+  final class DecoderStreams: Sendable {
+    /// How many streams that authenticated nothing the decoder may hold.
+    static let limit = 64
+    /// How often an SSRC with no stream is let in from a stranger.
+    static let hold = SenderLatch.hold
+
+    private struct State {
+      /// Streams made that authenticated nothing yet.
+      var unproven: Set<UInt32> = []
+      /// Streams made since the decoder was cleared that authenticated nothing.
+      var wasted = 0
+      /// Streams that authenticated: their latest sequence number and rollover counter.
+      var proven: [UInt32: (sequence: UInt16, roc: UInt32)] = [:]
+      /// Where authenticated packets came from (a few: the sender's sockets).
+      var senders: [SenderLatch.Address] = []
+      /// The latest sequence number of recent SSRCs with no stream, by a hash of the SSRC.
+      var recent = [(ssrc: UInt32, sequence: UInt16)](repeating: (0, 0), count: 256)
+      /// When a stranger's new SSRC was let in: any, and one in sequence.
+      var letIn: (any: ContinuousClock.Instant?, inSequence: ContinuousClock.Instant?)
+      /// When the latest packet passed authentication.
+      var heard: ContinuousClock.Instant?
+      var dropped = 0
+      var cleared = 0
+    }
+    private let state = Mutex(State())
+    /// Spreads SSRCs over ``State/recent`` in a way a stranger cannot aim at.
+    private let spread = UInt32.random(in: 0...UInt32.max) | 1
+
+    /// Packets dropped before the decoder.
+    var dropped: Int { state.withLock { $0.dropped } }
+    /// How many times the decoder was cleared.
+    var cleared: Int { state.withLock { $0.cleared } }
+
+    /// Whether a packet of `ssrc` (with `sequence`, for RTP) from `source` goes on to the
+    /// decoder at `now`.
+    func admit(ssrc: UInt32, sequence: UInt16?, from source: SenderLatch.Address?, at now: ContinuousClock.Instant)
+      -> Bool
+    {
+      state.withLock { state in
+        if state.proven[ssrc] != nil || state.unproven.contains(ssrc) { return true }
+        if let source, state.senders.contains(where: { $0 == source }) { return true }
+        if let heard = state.heard, now - heard < Self.hold {
+          state.dropped += 1
+          return false
+        }
+        var inSequence = false
+        if let sequence {
+          let slot = Int((ssrc &* spread) >> 24)
+          inSequence = state.recent[slot].ssrc == ssrc && state.recent[slot].sequence &+ 1 == sequence
+          state.recent[slot] = (ssrc, sequence)
+        }
+        if state.letIn.any.map({ now - $0 >= Self.hold }) ?? true {
+          state.letIn.any = now
+          return true
+        }
+        if inSequence, state.letIn.inSequence.map({ now - $0 >= Self.hold }) ?? true {
+          state.letIn.inSequence = now
+          return true
+        }
+        state.dropped += 1
+        return false
+      }
+    }
+
+    /// The decoder makes a stream for `ssrc`: returns its rollover counter when it is one that
+    /// authenticated before the decoder was cleared.
+    func keyed(_ ssrc: UInt32) -> UInt32? {
+      state.withLock { state in
+        if let proven = state.proven[ssrc] { return proven.roc }
+        if state.unproven.insert(ssrc).inserted { state.wasted += 1 }
+        return nil
+      }
+    }
+
+    /// A packet of `ssrc` (with `sequence`, for RTP) from `source` passed authentication at
+    /// `now`.
+    func authenticated(
+      _ ssrc: UInt32, sequence: UInt16?, from source: SenderLatch.Address?, at now: ContinuousClock.Instant
+    ) {
+      state.withLock { state in
+        state.heard = now
+        if state.unproven.remove(ssrc) != nil { state.wasted -= 1 }
+        if let sequence {
+          // The rollover counter goes up when the sequence number wraps, not when a late
+          // packet from before the wrap comes.
+          var stream = state.proven[ssrc] ?? (sequence, 0)
+          if sequence < 0x4000 && stream.sequence > 0xC000 { stream.roc &+= 1 }
+          if sequence &- stream.sequence < 0x8000 { stream.sequence = sequence }
+          state.proven[ssrc] = stream
+        } else if state.proven[ssrc] == nil {
+          state.proven[ssrc] = (0, 0)
+        }
+        if let source, !state.senders.contains(where: { $0 == source }) {
+          // The latest few: a sender restarted on a new socket many times adds one each time.
+          state.senders = state.senders.suffix(3) + [source]
+        }
+      }
+    }
+
+    /// Whether the decoder holds ``limit`` streams that authenticated nothing and should be
+    /// cleared now; the count starts again.
+    func shouldClear() -> Bool {
+      state.withLock { state in
+        guard state.wasted >= Self.limit else { return false }
+        (state.wasted, state.unproven) = (0, [])
+        state.cleared += 1
+        return true
+      }
+    }
   }
 
   /// The key and suite a URL's query gives (`key=BASE64`, `suite=NAME`), nil without a key.

@@ -14,9 +14,9 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     public var bytesReceived: Int
     /// Packets that were not RTP (garbage on the port), counted and dropped.
     public var invalidPackets: Int
-    /// SRTP and SRTCP packets the SRTP decoder dropped: they failed authentication (sent with
-    /// another key, or changed on the way), could not be decrypted, or were replayed. 0 for a
-    /// plain RTP receiver.
+    /// SRTP and SRTCP packets dropped unauthenticated: they failed authentication (sent with
+    /// another key, or changed on the way), could not be decrypted, or were replayed; or, in a
+    /// flood of new SSRCs, they were not let in to try. 0 for a plain RTP receiver.
     public var packetsUnauthenticated = 0
     /// RTP and RTCP packets from another host than the one the receiver takes packets from
     /// (`from:`), dropped. 0 when the receiver takes packets from anyone.
@@ -253,11 +253,13 @@ final class RTPReceiver: Sendable {
     /// whether its source address should become where feedback goes: when no report gave one
     /// yet, for the first packet, and for the first of a new sender, whose reports come later.
     mutating func admit(
-      ssrc: UInt32, payloadType: Int, of mediaType: Int, from source: SenderLatch.Address?,
+      ssrc: UInt32, sequence: UInt16, payloadType: Int, of mediaType: Int, from source: SenderLatch.Address?,
       at now: ContinuousClock.Instant
     ) -> (take: Bool, learn: Bool) {
       let first = latch.ssrc == nil
-      switch latch.media(ssrc: ssrc, payloadType: payloadType, of: mediaType, from: source, at: now) {
+      switch latch.media(
+        ssrc: ssrc, sequence: sequence, payloadType: payloadType, of: mediaType, from: source, at: now)
+      {
       case .drop:
         otherSenders += 1
         return (false, false)
@@ -317,6 +319,8 @@ final class RTPReceiver: Sendable {
   let pipeline: MediaPipeline
   private let counters = Locked(Counters())
   private let jitterBuffer: Element
+  /// What the SRTP decoder holds, and the packets dropped before it; nil for plain RTP.
+  private let decoderStreams: SRTPKey.DecoderStreams?
 
   /// Binds `port` (RTP) and `port + 1` (RTCP) on `address` and starts decoding, handing each
   /// decoded sample to `deliver` on the streaming thread.
@@ -334,6 +338,8 @@ final class RTPReceiver: Sendable {
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
+    let decoderStreams = srtp.map { _ in SRTPKey.DecoderStreams() }
+    self.decoderStreams = decoderStreams
     let status = StreamStatus(name: "the receiver on port \(port)")
     self.status = status
     let nack = recovery.contains(.nack)
@@ -379,8 +385,9 @@ final class RTPReceiver: Sendable {
         try fec.set("storage", toObjectIn: "internal-storage", of: storage)
       }
       let send: @Sendable ([UInt8], _ to: (host: String, port: Int)) -> Bool
-      if let srtp {
-        srtp.configure(decoder: try pipeline.pipeline.element(named: "srtpdec", as: Element.self))
+      if let srtp, let decoderStreams {
+        srtp.configure(
+          decoder: try pipeline.pipeline.element(named: "srtpdec", as: Element.self), streams: decoderStreams)
         let encoder = try pipeline.pipeline.element(named: "srtpenc", as: Element.self)
         try srtp.configure(encoder: encoder)
         SRTPKey.keepKey(inside: encoder)
@@ -407,10 +414,14 @@ final class RTPReceiver: Sendable {
     }
     /// Takes a media packet (plain, or decrypted and authenticated) if it is the followed
     /// sender's, and learns where feedback goes from it.
-    let admit = { @Sendable (buffer: Buffer, header: (ssrc: UInt32, payloadType: Int, timestamp: UInt32)) -> Bool in
+    let admit = {
+      @Sendable (buffer: Buffer, header: (ssrc: UInt32, payloadType: Int, sequence: UInt16, timestamp: UInt32)) -> Bool
+      in
       let source = buffer.senderAddress
       let (take, learns) = counters.value.withLock {
-        $0.admit(ssrc: header.ssrc, payloadType: header.payloadType, of: payloadType, from: source, at: .now)
+        $0.admit(
+          ssrc: header.ssrc, sequence: header.sequence, payloadType: header.payloadType, of: payloadType,
+          from: source, at: .now)
       }
       if learns, let source {
         counters.value.withLock { $0.senderAddress = source }
@@ -662,7 +673,8 @@ final class RTPReceiver: Sendable {
     let retransmitted = Self.count("num-rtx-assoc-packets", of: pipeline.pipeline.element(named: "rtx"))
     let recovered = Self.count("recovered", of: pipeline.pipeline.element(named: "fec"))
     let decoderStats = try? pipeline.pipeline.element(named: "srtpdec")?.get("stats", as: Structure.self)
-    let unauthenticated = Int(decoderStats?.get("recv-drop-count", as: UInt.self) ?? 0)
+    let unauthenticated =
+      Int(decoderStats?.get("recv-drop-count", as: UInt.self) ?? 0) + (decoderStreams?.dropped ?? 0)
     let now = ContinuousClock.now
     return counters.value.withLock { counters in
       let elapsed = now - counters.read.time

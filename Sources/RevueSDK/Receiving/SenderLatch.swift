@@ -1,17 +1,27 @@
 /// Which sender a receiver follows when packets for its port come from more than one (RTP
-/// source latching, as Asterisk's `strictrtp` and most SIP media servers do it).
+/// source latching, as Asterisk's `strictrtp` and most SIP media servers do it, with the
+/// probation of RFC 3550's appendix A.1).
 ///
-/// The first media packet latches its sender: its SSRC and the address it came from. While
-/// that sender is live (heard within ``hold``), media packets of another SSRC or from another
-/// address are dropped: a second sender on the port, a stranger colliding with the sender's
-/// SSRC, or a flood of made-up packets would otherwise reach the jitter buffer, which follows
-/// any sequence number jump, and the decoder, which would show every other sender's frames. A
-/// new SSRC from the sender's own address is followed at once (the sender restarted its
-/// stream); a sender silent for ``hold`` gives the port up, so that a restarted sender on a new
-/// socket is followed a quarter second after the old one stopped.
+/// The first media packet latches its sender: its SSRC and the address it came from. A sender
+/// is *proven* once two of its packets came in sequence. While the latched sender is live
+/// (heard within ``hold``), media packets of another SSRC or from another address are dropped:
+/// a second sender on the port, a stranger colliding with the sender's SSRC, or a flood of
+/// made-up packets would otherwise reach the jitter buffer, which follows any sequence number
+/// jump, and the decoder, which would show every other sender's frames. Another stream takes
+/// over when its packets come in sequence and it is from the sender's own address (the sender
+/// restarted its stream), or when the latched sender is not proven yet (a stray packet got
+/// there first) — but not within ``hold`` of the latest takeover. A sender silent for ``hold``
+/// gives the port up, so that a restarted sender on a new socket is followed a quarter second
+/// after the old one stopped.
 ///
-/// RTCP is taken from the sender's address, or from one other port of its host once a sender
-/// report of its SSRC came from there (plain RTP tools send RTCP from a socket of its own).
+/// So a new SSRC reaches the RTP session at most once per ``hold``, whatever comes: made-up
+/// packets with an SSRC each, in sequence or not, would otherwise add a source to the session
+/// per packet, and grow it without bound.
+///
+/// RTCP is taken only while a sender is live, when it starts with a sender report of its SSRC
+/// (as every compound of a sender does), from the sender's address or from one other port of
+/// its host (plain RTP tools send RTCP from a socket of its own): reports of other SSRCs would
+/// add sources to the session as made-up media would.
 ///
 /// This holds off strangers and mistakes, not an attacker who reads the stream and forges its
 /// sender's address: that takes SRTP (``SRTPKey``) and a source filter (`from:`).
@@ -29,45 +39,72 @@ struct SenderLatch: Sendable {
     /// Pass it on: the latched sender's.
     case pass
     /// Pass it on: the first packet of a sender now latched (the first one, or one that took
-    /// over from a silent or restarted sender).
+    /// over from a silent, unproven or restarted sender).
     case newSender
   }
 
   /// The latched sender's media SSRC.
   private(set) var ssrc: UInt32?
   private var address: Address?
+  private var proven = false
   private var rtcpAddress: Address?
   private var heard: ContinuousClock.Instant?
+  /// When the latched sender was latched.
+  private var latched: ContinuousClock.Instant?
+  /// The latest packet of recent streams, by a hash of their SSRC, to tell a stream whose
+  /// packets come in sequence from made-up packets: a fixed table, so that a flood of SSRCs
+  /// costs no memory; a flood overwrites a slot now and then, which only delays a takeover.
+  private var recent = [Recent](repeating: Recent(), count: 256)
+  /// Spreads SSRCs over ``recent`` in a way a stranger cannot aim at.
+  private let spread = UInt32.random(in: 0...UInt32.max) | 1
 
-  /// Judges an RTP packet of `ssrc` and `payloadType` (media when it is `mediaType`; RTX and
-  /// FEC otherwise) that came from `source` at `now`.
+  /// A stream's latest packet.
+  private struct Recent {
+    var ssrc: UInt32 = 0
+    var sequence: UInt16 = 0
+    var address: Address?
+  }
+
+  /// Judges an RTP packet of `ssrc`, `sequence` and `payloadType` (media when it is
+  /// `mediaType`; RTX and FEC otherwise) that came from `source` at `now`.
   mutating func media(
-    ssrc: UInt32, payloadType: Int, of mediaType: Int, from source: Address?, at now: ContinuousClock.Instant
+    ssrc: UInt32, sequence: UInt16, payloadType: Int, of mediaType: Int, from source: Address?,
+    at now: ContinuousClock.Instant
   ) -> Verdict {
-    if isLive(at: now) {
-      guard Self.same(address, source) else { return .drop }
-      guard payloadType == mediaType else { return .pass }
+    let live = isLive(at: now)
+    // Retransmissions and FEC: their own elements drop what they cannot place.
+    guard payloadType == mediaType else { return live && !Self.same(address, source) ? .drop : .pass }
+    let inSequence = remember(ssrc: ssrc, sequence: sequence, from: source)
+    if ssrc == self.ssrc && Self.same(address, source) {
       heard = now
-      guard ssrc != self.ssrc else { return .pass }
-      self.ssrc = ssrc
-      return .newSender
+      proven = proven || inSequence
+      return .pass
     }
-    // Retransmissions and FEC of no live sender: their own elements drop what they cannot place.
-    guard payloadType == mediaType else { return .pass }
-    let new = ssrc != self.ssrc || !Self.same(address, source)
-    if new { rtcpAddress = nil }
-    (self.ssrc, address, heard) = (ssrc, source, now)
-    return new ? .newSender : .pass
+    if live {
+      guard inSequence, Self.same(address, source) || !proven, latched.map({ now - $0 >= Self.hold }) ?? true
+      else { return .drop }
+    }
+    (self.ssrc, address, heard, proven, rtcpAddress, latched) = (ssrc, source, now, inSequence, nil, now)
+    return .newSender
   }
 
   /// Whether to take an RTCP packet from `source` at `now` whose first report is a sender
   /// report of `senderSSRC` (nil when it has none).
   mutating func control(senderSSRC: UInt32?, from source: Address?, at now: ContinuousClock.Instant) -> Bool {
-    guard isLive(at: now), let address, let source else { return true }
+    guard isLive(at: now), senderSSRC == ssrc else { return false }
+    guard let address, let source else { return true }
     if Self.same(address, source) || rtcpAddress.map({ Self.same($0, source) }) == true { return true }
-    guard rtcpAddress == nil, source.host == address.host, senderSSRC == ssrc else { return false }
+    guard rtcpAddress == nil, source.host == address.host else { return false }
     rtcpAddress = source
     return true
+  }
+
+  /// Records a packet in ``recent``; returns whether it follows its stream's latest packet.
+  private mutating func remember(ssrc: UInt32, sequence: UInt16, from source: Address?) -> Bool {
+    let slot = Int((ssrc &* spread) >> 24)
+    let latest = recent[slot]
+    recent[slot] = Recent(ssrc: ssrc, sequence: sequence, address: source)
+    return latest.ssrc == ssrc && latest.sequence &+ 1 == sequence && Self.same(latest.address, source)
   }
 
   private func isLive(at now: ContinuousClock.Instant) -> Bool {

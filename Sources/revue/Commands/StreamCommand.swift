@@ -78,7 +78,8 @@ final class SignalFlag: @unchecked Sendable {
   }
 }
 
-/// Prints a status line (over itself on a terminal) or a JSON line.
+/// Prints a status line (over itself on a terminal) or a JSON line, each as it comes, pipes
+/// included.
 struct StatusPrinter {
   var json: Bool
   private let isTerminal = isatty(STDOUT_FILENO) != 0
@@ -89,12 +90,13 @@ struct StatusPrinter {
     if json {
       let object = Dictionary(fields, uniquingKeysWith: { $1 })
       if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-        Swift.print(String(decoding: data, as: UTF8.self))
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
       }
     } else if isTerminal {
       FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + text).utf8))
     } else {
-      Swift.print(text)
+      // A line at a time into a pipe too (`revue receive --json | jq`), not a buffer's worth.
+      FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
   }
 
