@@ -102,32 +102,21 @@ import Testing
 
   @Test func rtcpIsTheLiveSendersReportsFromItOrOnePortOfItsHost() {
     var latch = SenderLatch()
-    var taken = false
     // Before any media, RTCP is not taken: it would add a source to the session per SSRC.
-    taken = latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(0))
-    #expect(!taken)
+    #expect(latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(0)) == .drop)
     _ = Self.media(&latch, 1, 100, at: 0)
-    taken = latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(10))
-    #expect(taken)
-    taken = latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(10))
-    #expect(!taken)
-    taken = latch.control(senderSSRC: 1, from: ("127.0.0.2", 40001), at: Self.at(10))
-    #expect(!taken)
+    #expect(latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(10)) == .take)
+    #expect(latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(10)) == .drop)
+    #expect(latch.control(senderSSRC: 1, from: ("127.0.0.2", 40001), at: Self.at(10)) == .drop)
     // A plain RTP tool's RTCP socket: the first port of the host with a report of the SSRC.
     let rtcp: SenderLatch.Address = ("127.0.0.1", 40001)
-    taken = latch.control(senderSSRC: 1, from: rtcp, at: Self.at(20))
-    #expect(taken)
-    taken = latch.control(senderSSRC: 1, from: rtcp, at: Self.at(30))
-    #expect(taken)
-    // Reports of other SSRCs, even from the sender's address: a new source each.
-    taken = latch.control(senderSSRC: nil, from: rtcp, at: Self.at(30))
-    #expect(!taken)
-    taken = latch.control(senderSSRC: 77, from: Self.sender, at: Self.at(30))
-    #expect(!taken)
-    taken = latch.control(senderSSRC: 1, from: Self.stranger, at: Self.at(30))
-    #expect(!taken)
+    #expect(latch.control(senderSSRC: 1, from: rtcp, at: Self.at(20)) == .take)
+    #expect(latch.control(senderSSRC: 1, from: rtcp, at: Self.at(30)) == .take)
+    #expect(latch.control(senderSSRC: 1, from: Self.stranger, at: Self.at(30)) == .drop)
+    // Reports of the sender's other SSRCs (its retransmissions'), or none, go unused.
+    #expect(latch.control(senderSSRC: nil, from: rtcp, at: Self.at(30)) == .ignore)
+    #expect(latch.control(senderSSRC: 77, from: Self.sender, at: Self.at(30)) == .ignore)
     // Once the sender is silent, nobody's.
-    taken = latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(Self.hold + 1))
-    #expect(!taken)
+    #expect(latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(Self.hold + 1)) == .drop)
   }
 }

@@ -463,7 +463,10 @@ final class RTPReceiver: Sendable {
       let sender = buffer.senderAddress
       let report = buffer.rtcpSenderInfo
       let (taken, moved, renamed) = counters.value.withLock { counters -> (Bool, Bool, Bool) in
-        guard counters.latch.control(senderSSRC: report?.ssrc, from: sender, at: .now) else {
+        switch counters.latch.control(senderSSRC: report?.ssrc, from: sender, at: .now) {
+        case .take: break
+        case .ignore: return (false, false, false)
+        case .drop:
           counters.otherSenders += 1
           return (false, false, false)
         }

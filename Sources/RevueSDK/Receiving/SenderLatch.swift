@@ -88,15 +88,29 @@ struct SenderLatch: Sendable {
     return .newSender
   }
 
-  /// Whether to take an RTCP packet from `source` at `now` whose first report is a sender
-  /// report of `senderSSRC` (nil when it has none).
-  mutating func control(senderSSRC: UInt32?, from source: Address?, at now: ContinuousClock.Instant) -> Bool {
-    guard isLive(at: now), senderSSRC == ssrc else { return false }
-    guard let address, let source else { return true }
-    if Self.same(address, source) || rtcpAddress.map({ Self.same($0, source) }) == true { return true }
-    guard rtcpAddress == nil, source.host == address.host else { return false }
+  /// What to do with an RTCP packet.
+  enum ControlVerdict: Sendable, Equatable {
+    /// Take it: the live sender's report.
+    case take
+    /// Drop it quietly: the sender's report of another of its SSRCs (its retransmission
+    /// stream's), which the receiver has no use for.
+    case ignore
+    /// Drop it: another sender's, or no sender is live.
+    case drop
+  }
+
+  /// Judges an RTCP packet from `source` at `now` whose first report is a sender report of
+  /// `senderSSRC` (nil when it has none).
+  mutating func control(senderSSRC: UInt32?, from source: Address?, at now: ContinuousClock.Instant)
+    -> ControlVerdict
+  {
+    guard isLive(at: now) else { return .drop }
+    guard let address, let source else { return senderSSRC == ssrc ? .take : .drop }
+    let fromSender = Self.same(address, source) || rtcpAddress.map { Self.same($0, source) } == true
+    if fromSender { return senderSSRC == ssrc ? .take : .ignore }
+    guard rtcpAddress == nil, source.host == address.host, senderSSRC == ssrc else { return .drop }
     rtcpAddress = source
-    return true
+    return .take
   }
 
   /// Records a packet in ``recent``; returns whether it follows its stream's latest packet.
