@@ -35,10 +35,15 @@ let package = Package(
     // (used by `revue link`, `revue bench` and the tests).
     .target(name: "RevueLab", dependencies: ["RevueSDK"]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
+    // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
+    // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
+    .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
+    .executableTarget(name: "revue-fuzz", dependencies: ["RevueFuzzTargets"], path: "Fuzz/Main"),
     .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
+    .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -75,6 +75,15 @@ extension GStreamerSuite {
         try buffer.addVideoMeta(
           .init(format: "NV12", width: 640, height: 480, offsets: [0, 10_000_000], strides: [640, 640]))
       }
+      // GstVideoMeta's strides are gints and its size guints: larger ones are refused, not
+      // trapped on (fuzzing found it: Fuzz/Corpus/pixel-buffer/crash-meta-stride-over-int32).
+      #expect(throws: GStreamerError.self) {
+        try buffer.addVideoMeta(
+          .init(format: "NV12", width: 640, height: 480, offsets: [0, 640], strides: [640, Int(Int32.max) + 1]))
+      }
+      #expect(throws: GStreamerError.self) {
+        try buffer.addVideoMeta(.init(format: "GRAY8", width: 1 << 33, height: 1, offsets: [0], strides: [640]))
+      }
     }
 
     @Test func samplesCarryBufferAndCaps() throws {

@@ -18,8 +18,11 @@ import Testing
       let process = try #require(processes[role])
       let readings = "at warm-up \(process.warm), at end \(process.end)"
       let step = process.largestStep
+      // Under AddressSanitizer freed memory waits in its quarantine (up to 256 MiB) before it is
+      // reused, so resident memory grows by the sanitizer's design: only threads and descriptors
+      // are judged then.
       #expect(
-        process.residentGrowth <= 64,
+        TestEnvironment.sanitizer == "address" || process.residentGrowth <= 64,
         "the \(role) gained \(process.residentGrowth) KiB, \(step.kib) KiB of it in the second to \(step.second) s: \(readings)"
       )
       #expect(process.end.threads == process.warm.threads, "the \(role)'s threads: \(readings)")

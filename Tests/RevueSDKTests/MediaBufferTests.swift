@@ -144,4 +144,17 @@ import Testing
     }
     #expect(error?.reason.contains("16 bytes") == true)
   }
+
+  /// Fuzzing found both (Fuzz/Corpus/audio-buffer/crash-*): a frame length or a channel count
+  /// whose byte count does not fit in an Int trapped instead of throwing.
+  @Test func byteCountsThatOverflowAreRefused() {
+    #expect(throws: MediaBufferError.self) {
+      try [UInt8](repeating: 0, count: 16).withUnsafeBytes {
+        try AudioPCMBuffer(sampleRate: 48_000, channelCount: 2, format: .int16, frameLength: .max / 2, bytes: $0)
+      }
+    }
+    #expect(throws: MediaBufferError.self) {
+      try AudioPCMBuffer(wrapping: Buffer(size: 16), sampleRate: 48_000, channelCount: .max, format: .float32)
+    }
+  }
 }

@@ -128,9 +128,9 @@ public final class DeviceProvider: Sendable {
   }
 
   fileprivate func setMetadata(_ providerClass: UnsafeMutablePointer<GstDeviceProviderClass>) {
-    // GStreamer keeps these strings for the life of the class: they are never freed.
-    gst_device_provider_class_set_static_metadata(
-      providerClass, strdup(longName), strdup(classes), strdup("\(longName) (Swift)"), strdup("Revue"))
+    // GStreamer copies the strings (the _static_ variant kept our strdup'd copies unreferenced:
+    // LeakSanitizer found them).
+    gst_device_provider_class_set_metadata(providerClass, longName, classes, "\(longName) (Swift)", "Revue")
   }
 
   /// A new floating `GstDevice` for `info`.

@@ -277,8 +277,11 @@ public struct Buffer: Sendable {
     guard meta.offsets.count == planes, meta.strides.count == planes else {
       throw .bufferAccess("\(meta.format) has \(planes) planes, the layout gives \(meta.offsets.count)")
     }
-    guard meta.width > 0, meta.height > 0, meta.offsets.allSatisfy({ $0 >= 0 && $0 < size }),
-      meta.strides.allSatisfy({ $0 > 0 })
+    // GstVideoMeta keeps the size in `guint`s and the strides in `gint`s (fuzzing found a trap).
+    guard meta.width > 0, meta.height > 0, meta.width <= Int(guint.max), meta.height <= Int(guint.max) else {
+      throw .bufferAccess("a frame of \(meta.width)x\(meta.height) pixels cannot be described")
+    }
+    guard meta.offsets.allSatisfy({ $0 >= 0 && $0 < size }), meta.strides.allSatisfy({ $0 > 0 && $0 <= Int(gint.max) })
     else {
       throw .bufferAccess("a plane of the layout lies outside the \(size)-byte buffer")
     }

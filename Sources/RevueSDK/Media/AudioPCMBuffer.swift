@@ -39,10 +39,12 @@ public struct AudioPCMBuffer: Sendable {
     sampleRate: Int, channelCount: Int, format: Format, frameLength: Int, bytes: UnsafeRawBufferPointer
   ) throws(MediaBufferError) {
     try Self.check(sampleRate: sampleRate, channelCount: channelCount, frameLength: frameLength)
-    let expected = frameLength * channelCount * format.bytesPerSample
-    guard bytes.count == expected else {
+    // The frame length is the caller's: its byte count may not fit in an Int (fuzzing found it).
+    let (expected, overflow) = frameLength.multipliedReportingOverflow(by: channelCount * format.bytesPerSample)
+    guard !overflow, bytes.count == expected else {
       throw MediaBufferError(
-        "\(frameLength) frames of \(channelCount) \(format) channels take \(expected) bytes, not \(bytes.count)")
+        "\(frameLength) frames of \(channelCount) \(format) channels take \(overflow ? "more than \(Int.max)" : "\(expected)")"
+          + " bytes, not \(bytes.count)")
     }
     self.init(
       sampleRate: sampleRate, channelCount: channelCount, format: format, frameLength: frameLength,
@@ -78,7 +80,10 @@ public struct AudioPCMBuffer: Sendable {
   /// Audio over a GStreamer buffer, without copying.
   /// - Throws: ``MediaBufferError`` when the buffer's size is not a whole number of frames.
   public init(wrapping buffer: Buffer, sampleRate: Int, channelCount: Int, format: Format) throws(MediaBufferError) {
-    let frameBytes = max(channelCount, 1) * format.bytesPerSample
+    // The rate and channels first: the frame's size is only computed for a channel count that is
+    // possible (fuzzing found an overflow).
+    try Self.check(sampleRate: sampleRate, channelCount: channelCount, frameLength: 1)
+    let frameBytes = channelCount * format.bytesPerSample
     guard buffer.size % frameBytes == 0 else {
       throw MediaBufferError("\(buffer.size) bytes are not a whole number of \(channelCount)-channel \(format) frames")
     }

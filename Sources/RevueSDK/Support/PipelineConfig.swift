@@ -84,7 +84,6 @@ public struct PipelineConfig: Sendable, Equatable {
   /// - Throws: ``Error``.
   public func checkedDescription(variables: [String: String] = [:]) throws(Error) -> String {
     let description = try description(variables: variables)
-    let factories = Gst.elementNames()
     for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
       var current: Element?
       for token in Self.tokens(of: rawLine) {
@@ -115,7 +114,7 @@ public struct PipelineConfig: Sendable, Equatable {
         guard let element = try? Element.make(token.text) else {
           throw Error(
             source: source, line: place.line, column: place.column,
-            reason: "no element '\(token.text)'" + Self.suggestion(token.text, among: factories))
+            reason: "no element '\(token.text)'" + Self.suggestion(token.text, among: Gst.elementNames()))
         }
         current = element
       }
@@ -146,8 +145,11 @@ public struct PipelineConfig: Sendable, Equatable {
 
   /// `" (did you mean 'x'?)"` for the closest of `names`, or nothing when none is close.
   static func suggestion(_ name: String, among names: [String]) -> String {
-    let scored = names.map { ($0, editDistance(name, $0)) }.min { $0.1 < $1.1 }
-    guard let (best, distance) = scored, distance <= max(2, name.count / 3) else { return "" }
+    let limit = max(2, name.count / 3)
+    // The distance is at least the difference in length: only names of about the same length are measured.
+    let scored = names.lazy.filter { abs($0.count - name.count) <= limit }.map { ($0, editDistance(name, $0)) }
+      .min { $0.1 < $1.1 }
+    guard let (best, distance) = scored, distance <= limit else { return "" }
     return " (did you mean '\(best)'?)"
   }
 
@@ -155,14 +157,16 @@ public struct PipelineConfig: Sendable, Equatable {
   static func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a)
     let b = Array(b)
+    // Two rows, reused: a config's unknown name is measured against every installed element.
     var previous = Array(0...b.count)
-    for i in 1...max(a.count, 1) where !a.isEmpty {
-      var row = [i] + Array(repeating: 0, count: b.count)
-      for j in stride(from: 1, through: b.count, by: 1) {
-        row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+    var row = previous
+    for i in a.indices {
+      row[0] = i + 1
+      for j in b.indices {
+        row[j + 1] = min(previous[j + 1] + 1, row[j] + 1, previous[j] + (a[i] == b[j] ? 0 : 1))
       }
-      previous = row
+      swap(&previous, &row)
     }
-    return a.isEmpty ? b.count : previous[b.count]
+    return previous[b.count]
   }
 }
