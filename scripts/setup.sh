@@ -25,6 +25,8 @@ packages=(
   ffmpeg
   vlc-bin
   vlc-plugin-base
+  # A display for the tests of window sinks (a headless machine has none).
+  xvfb
 )
 
 missing=()

@@ -31,7 +31,8 @@ import Testing
   }
 
   /// The SDPs Revue itself writes (`valid-*.sdp`, copied from `Room.sdp`) are taken; the
-  /// configs shipped in `pipelines/` check.
+  /// configs shipped in `pipelines/` check (but `window-*`, which check only where there is a
+  /// display).
   @Test(arguments: [FuzzTarget.sdp, .config])
   func whatRevueWritesIsAccepted(target: FuzzTarget) throws {
     let valid = try Self.files(target).filter { $0.lastPathComponent.hasPrefix("valid-") }

@@ -85,6 +85,7 @@ public struct PipelineConfig: Sendable, Equatable {
   public func checkedDescription(variables: [String: String] = [:]) throws(Error) -> String {
     let description = try description(variables: variables)
     for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      try checkDisplay(line: index + 1, rawLine, variables: variables)
       var current: Element?
       for token in Self.tokens(of: rawLine) {
         let place = (line: index + 1, column: token.column)
@@ -120,6 +121,20 @@ public struct PipelineConfig: Sendable, Equatable {
       }
     }
     return description
+  }
+
+  /// Refuses a line that names a window sink (its variables expanded) when there is no
+  /// display: `autovideosink` would crash the process, the others fail less clearly.
+  private func checkDisplay(line: Int, _ rawLine: Substring, variables: [String: String]) throws(Error) {
+    let expanded = try PipelineConfig(text: String(rawLine), source: source).description(variables: variables)
+    guard let sink = Self.tokens(of: Substring(expanded)).first(where: { Display.windowSinks.contains($0.text) }),
+      Display.current() == nil
+    else { return }
+    let column = Self.tokens(of: rawLine).first { $0.text == sink.text }?.column
+    throw Error(
+      source: source, line: line, column: column,
+      reason: "'\(sink.text)' shows video in a window, and there is no display (\(Display.missing())):"
+        + " run it in a desktop session or under Xvfb, or use another sink (fakesink, filesink)")
   }
 
   /// The words of a line outside comments, with their columns; quoted strings stay whole.

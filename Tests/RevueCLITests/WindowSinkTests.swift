@@ -1,0 +1,45 @@
+import Foundation
+import RevueTestSupport
+import Testing
+
+/// A `revue run` config that shows video in a window: with no display it is refused with the
+/// line and a way out, where `gst-launch-1.0 … ! autovideosink` dies of a segmentation fault
+/// (GStreamer 1.22); with a display (Xvfb) it runs.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct WindowSinkTests {
+  /// A config whose sink comes from a variable, as `pipelines/receive-window.pipeline`'s.
+  static func config() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("window-\(UUID()).pipeline")
+    try "# thirty frames to a window\nvideotestsrc num-buffers=30\n  ! videoconvert ! ${SINK:-autovideosink}\n"
+      .write(to: url, atomically: true, encoding: .utf8)
+    return url
+  }
+
+  @Test func withNoDisplayAWindowSinkIsRefusedWithItsLine() async throws {
+    let config = try Self.config()
+    defer { try? FileManager.default.removeItem(at: config) }
+    let noDisplay = ["DISPLAY": "", "WAYLAND_DISPLAY": ""]
+    for (variables, sink) in [([String](), "autovideosink"), (["-D", "SINK=ximagesink"], "ximagesink")] {
+      let exit = try await RevueExecutableTests.run(["run", config.path] + variables, environment: noDisplay)
+      #expect(exit.status == 1, "\(exit.error)")
+      #expect(
+        exit.error.contains(
+          "\(config.path):3: '\(sink)' shows video in a window, and there is no display (neither DISPLAY nor WAYLAND_DISPLAY is set)"
+        ), "\(exit.error)")
+    }
+    // Another sink runs.
+    let fake = try await RevueExecutableTests.run(["run", config.path, "-D", "SINK=fakesink"], environment: noDisplay)
+    #expect(fake.status == 0, "\(fake.error)")
+  }
+
+  @Test func underXvfbTheWindowSinkRuns() async throws {
+    let display = try await VirtualDisplay()
+    let config = try Self.config()
+    defer { try? FileManager.default.removeItem(at: config) }
+    for variables in [[String](), ["-D", "SINK=ximagesink"]] {
+      let exit = try await RevueExecutableTests.run(
+        ["run", config.path] + variables, environment: ["DISPLAY": display.display, "WAYLAND_DISPLAY": ""])
+      #expect(exit.status == 0, "\(variables): \(exit.error)")
+    }
+    await display.stop()
+  }
+}
