@@ -56,12 +56,13 @@ enum Command: Equatable {
                        --minutes N: how long the soak runs (default: 10)
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
-      stream [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
+      stream [--camera ID|--virtual-camera PROFILE|--test-pattern|--screen] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
              [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key BASE64]
              [--srtp-suite NAME] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
-                       1280x720, 30 fps, VP8, to 127.0.0.1:5004); --audio adds the microphone
+                       1280x720, 30 fps, VP8, to 127.0.0.1:5004), or the X11 screen of DISPLAY
+                       (--screen: scaled to 1280x720, 15 fps); --audio adds the microphone
                        (Opus; with --test-pattern the sync signal: a white flash and a 1 kHz
                        beep at the same instant once a second), --simulcast smaller layers on
                        the next port pairs; lost packets are sent again when the receiver

@@ -24,4 +24,12 @@ import Testing
       try StreamOptions.parse(["--layers"])
     }
   }
+
+  /// `--screen`: the X11 screen, at the default profile's 15 fps unless `--fps` says.
+  @Test func screen() throws {
+    let screen = try #require(try StreamOptions.parse(["--screen"]))
+    #expect(screen.source == .screen && screen.fps == 15 && screen.size.description == "1280x720")
+    let fast = try #require(try StreamOptions.parse(["--fps", "30", "--screen", "--size", "640x480"]))
+    #expect(fast.source == .screen && fast.fps == 30 && fast.size.description == "640x480")
+  }
 }

@@ -1,12 +1,12 @@
 import Synchronization
 
-/// This process's participant: the camera and microphone tracks, which exist before they run,
-/// and the switches that turn them on and off.
+/// This process's participant: the camera, microphone and screen share tracks, which exist
+/// before they run, and the switches that turn them on and off.
 ///
-/// ``setCamera(enabled:options:)`` and ``setMicrophone(enabled:)`` return at once:
-/// ``isCameraActive`` and ``isMicrophoneActive`` change at once, and the device follows a short
-/// delay after the last call, applying only the final state. When the device cannot start, the
-/// flag goes back to false; nothing is thrown.
+/// ``setCamera(enabled:options:)``, ``setMicrophone(enabled:)`` and ``setScreenShare(enabled:)``
+/// return at once: ``isCameraActive``, ``isMicrophoneActive`` and ``isScreenShareActive`` change
+/// at once, and the device follows a short delay after the last call, applying only the final
+/// state. When the device cannot start, the flag goes back to false; nothing is thrown.
 public final class LocalParticipant: Sendable {
   /// How long a switch waits for a later one before the device follows.
   static let switchDelay: Duration = .milliseconds(100)
@@ -15,6 +15,8 @@ public final class LocalParticipant: Sendable {
   public let cameraTrack: LocalVideoTrack
   /// The microphone's track.
   public let microphoneTrack: LocalAudioTrack
+  /// The screen share's track (``ScreenShareCapturer``, 1280×720 at 15 fps by default).
+  public let screenShareTrack: LocalVideoTrack
 
   private let broadcast = Broadcast<Event>()
   private let roomReference = Mutex(WeakRoom(room: nil))
@@ -26,13 +28,16 @@ public final class LocalParticipant: Sendable {
   }
   private let camera: DeviceSwitch
   private let microphone: DeviceSwitch
+  private let screenShare: DeviceSwitch
 
   init() {
     let broadcast = self.broadcast
     camera = DeviceSwitch { broadcast.send(.cameraActive($0)) }
     microphone = DeviceSwitch { broadcast.send(.microphoneActive($0)) }
+    screenShare = DeviceSwitch { broadcast.send(.screenShareActive($0)) }
     cameraTrack = LocalVideoTrack.createCameraTrack()
     microphoneTrack = LocalAudioTrack.createMicrophoneTrack()
+    screenShareTrack = LocalVideoTrack.createScreenShareTrack()
     watchDevices()
   }
 
@@ -45,15 +50,21 @@ public final class LocalParticipant: Sendable {
   /// Whether the microphone is on, or about to be.
   public var isMicrophoneActive: Bool { microphone.isActive }
 
-  /// A change of ``isCameraActive`` or ``isMicrophoneActive``.
+  /// Whether the screen share is on, or about to be: goes back to false when it cannot start
+  /// (its capturer's state is then ``CaptureState/error``).
+  public var isScreenShareActive: Bool { screenShare.isActive }
+
+  /// A change of ``isCameraActive``, ``isMicrophoneActive`` or ``isScreenShareActive``.
   public enum Event: Sendable, Hashable {
     /// ``isCameraActive`` changed to this value.
     case cameraActive(Bool)
     /// ``isMicrophoneActive`` changed to this value.
     case microphoneActive(Bool)
+    /// ``isScreenShareActive`` changed to this value.
+    case screenShareActive(Bool)
   }
 
-  /// The changes of the two flags from now on, in order: for code without a main loop, and to
+  /// The changes of the three flags from now on, in order: for code without a main loop, and to
   /// learn that a device could not start.
   public var events: AsyncStream<Event> { broadcast.subscribe() }
 
@@ -137,10 +148,28 @@ public final class LocalParticipant: Sendable {
     }
   }
 
-  /// Follows the camera and microphone when they stop or resume by themselves (unplugged,
-  /// failed, plugged back).
+  /// Turns the screen share on or off (the X11 screen of `DISPLAY`, with the options of
+  /// ``ScreenShareCapturer/options``). Once it returns with `enabled: false`, no screen frame
+  /// reaches a renderer or a publication. When it cannot start (no display), the flag goes back
+  /// to false and the capturer's state is ``CaptureState/error``.
+  public func setScreenShare(enabled: Bool) {
+    if enabled { screenShareTrack.gate.open() } else { screenShareTrack.gate.close() }
+    let capturer = screenShareTrack.capturer!
+    screenShare.request(enabled) { [screenShare] enabled in
+      do {
+        if enabled { try await capturer.startCapture() } else { try await capturer.stopCapture() }
+      } catch {
+        RevueLog.log(.warning, "LocalParticipant", "the screen share cannot start: \(error)")
+        screenShare.fail()
+      }
+    }
+  }
+
+  /// Follows the camera, microphone and screen share when they stop or resume by themselves
+  /// (unplugged, failed, plugged back).
   private func watchDevices() {
     Self.follow(cameraCapturer.events, with: camera)
+    if let events = screenShareTrack.capturer?.events { Self.follow(events, with: screenShare) }
     if let events = microphoneTrack.capturer?.events { Self.follow(events, with: microphone) }
   }
 

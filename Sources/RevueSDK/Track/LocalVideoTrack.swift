@@ -72,6 +72,14 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     LocalVideoTrack(name: name, source: source, capturer: BufferCapturer())
   }
 
+  /// A screen share track, capturing the X11 screen with `options` (``ScreenShareCapturer``);
+  /// ``LocalParticipant/screenShareTrack`` is one.
+  public static func createScreenShareTrack(
+    name: String = "screen", options: ScreenShareCaptureOptions = ScreenShareCaptureOptions()
+  ) -> LocalVideoTrack {
+    LocalVideoTrack(name: name, source: .screenShareVideo, capturer: ScreenShareCapturer(options: options))
+  }
+
   /// The camera's track; the camera starts with ``LocalParticipant/setCamera(enabled:options:)``
   /// (or its capturer's ``VideoCapturer/startCapture()``).
   /// - Parameters:

@@ -103,26 +103,32 @@ struct StatusPrinter {
   func finish() { if isTerminal && !json { FileHandle.standardOutput.write(Data("\n".utf8)) } }
 }
 
-/// `revue stream`: a camera (or the virtual camera, or a test pattern) published over RTP.
+/// `revue stream`: a camera (or the virtual camera, a test pattern, or the screen) published over
+/// RTP.
 struct StreamCommand {
   var options: StreamOptions
 
   func run() async throws {
-    let device = try await pickCamera()
+    let device = options.source == .screen ? nil : try await pickCamera()
     let room = Room()
     let key = try options.srtpKey ?? (options.makesSRTPKey ? SRTPKey.random(suite: options.srtpSuite) : nil)
     try await room.connect(to: try Self.url(options.destination, key: key))
     if options.makesSRTPKey, let key { Self.announce(key, options: options) }
     let participant = room.localParticipant!
-    let capturer = participant.cameraTrack.capturer as! CameraCapturer
-    _ = try await capturer.set(
-      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
+    let track = device == nil ? participant.screenShareTrack : participant.cameraTrack
+    let capturer = track.capturer!
+    if let device, let camera = capturer as? CameraCapturer {
+      _ = try await camera.set(
+        options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
+    } else if let screen = capturer as? ScreenShareCapturer {
+      screen.options = ScreenShareCaptureOptions(dimensions: options.size, fps: options.fps)
+    }
     try await capturer.startCapture()
     let encoding = VideoEncoding(
       maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(capturer.dimensions ?? options.size).maxBitrate,
       maxFps: options.fps)
     let publication = try await participant.publish(
-      videoTrack: participant.cameraTrack,
+      videoTrack: track,
       options: VideoPublishOptions(
         encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec, lossRecovery: options.recovery,
         adaptiveBitrate: !options.fixedBitrate))
@@ -136,7 +142,8 @@ struct StreamCommand {
     if let path = options.sdpPath { try Self.write(sdp: room.sdp, to: path, secret: key != nil) }
     let layers = zip(publication.layers, publication.ports).dropFirst().map { "\($0.dimensions) on port \($1)" }
     let size = capturer.dimensions.map(\.description) ?? "?"
-    var started = "revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
+    let what = device?.name ?? "the screen \(ProcessInfo.processInfo.environment["DISPLAY"] ?? "")"
+    var started = "revue: streaming \(what) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
     if let key { started += " over SRTP (\(key.suite.rawValue))" }
     started += " to \(options.destination)" + (layers.isEmpty ? "" : ", with layers " + layers.joined(separator: ", "))
     FileHandle.standardError.write(Data((started + "\n").utf8))
@@ -179,7 +186,7 @@ struct StreamCommand {
     switch options.source {
     case .camera(let id): return try await CameraCapturer.captureDevice(id: id)
     case .virtualCamera(let profile): return try await VirtualDevices.camera(profile: profile)
-    case .testPattern: return try await VirtualDevices.camera(profile: "csi-camera-module")
+    case .testPattern, .screen: return try await VirtualDevices.camera(profile: "csi-camera-module")
     case .firstCamera:
       let (device, isVirtual) = try await VirtualDevices.cameraOrVirtual()
       if isVirtual {

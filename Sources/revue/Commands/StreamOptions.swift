@@ -72,6 +72,8 @@ struct StreamOptions: Equatable {
     case camera(String)
     case virtualCamera(String)
     case testPattern
+    /// The X11 screen of `DISPLAY` (`--screen`).
+    case screen
   }
 
   var source = Source.firstCamera
@@ -101,11 +103,13 @@ struct StreamOptions: Equatable {
     var reader = OptionReader(command: "stream", arguments)
     var key: String?
     var suite: String?
+    var fpsGiven = false
     while let option = reader.next() {
       switch option {
       case "--camera": options.source = .camera(try reader.value(option))
       case "--virtual-camera": options.source = .virtualCamera(try reader.value(option))
       case "--test-pattern": options.source = .testPattern
+      case "--screen": options.source = .screen
       case "--size":
         let text = try reader.value(option)
         let parts = text.split(separator: "x").compactMap { Int32($0) }
@@ -113,7 +117,9 @@ struct StreamOptions: Equatable {
           throw UsageError(description: "stream: --size is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
         }
         options.size = Dimensions(width: parts[0], height: parts[1])
-      case "--fps": options.fps = try reader.count(option)
+      case "--fps":
+        options.fps = try reader.count(option)
+        fpsGiven = true
       case "--codec": options.codec = try reader.codec(option)
       case "--bitrate": options.bitrate = try reader.count(option)
       case "--to": options.destination = try reader.value(option)
@@ -132,6 +138,8 @@ struct StreamOptions: Equatable {
       default: throw reader.unknown(option)
       }
     }
+    // A screen share's default rate is VideoSDK's default profile's (h720p_15fps).
+    if options.source == .screen && !fpsGiven { options.fps = ScreenShareCaptureOptions().fps }
     options.srtpKey = try OptionReader.srtpKey("stream", key: key, suite: suite)
     if let suite { options.srtpSuite = SRTPKey.Suite(name: suite) ?? options.srtpSuite }
     if options.srtpKey != nil { options.makesSRTPKey = false }
