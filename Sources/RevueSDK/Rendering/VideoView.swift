@@ -1,0 +1,429 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Told about a ``VideoView``'s changes, on the main actor. Every method is optional. A
+/// command-line App gets these calls only while its main actor runs (an `async` `main`, or
+/// `dispatchMain()`).
+@MainActor
+public protocol VideoViewDelegate: AnyObject {
+  /// ``VideoView/isRendering`` changed.
+  func videoView(_ videoView: VideoView, didUpdate isRendering: Bool)
+  /// The view's size changed, in pixels.
+  func videoView(_ videoView: VideoView, didUpdate size: Dimensions)
+}
+
+extension VideoViewDelegate {
+  /// Does nothing.
+  public func videoView(_ videoView: VideoView, didUpdate isRendering: Bool) {}
+  /// Does nothing.
+  public func videoView(_ videoView: VideoView, didUpdate size: Dimensions) {}
+}
+
+/// Shows a video track (seed 001's `VideoView`, on Linux): in an X11 window of its own, in an
+/// application's window by its handle (GTK and Qt give one), or offscreen, where only
+/// ``snapshot()`` sees it.
+///
+/// Give it a ``track``, held weakly: the view draws from the track's next frame and clears when
+/// the track goes. The picture is turned by ``rotationOverride`` first, then mirrored
+/// (``mirrorMode``), then placed by ``layoutMode`` in the view's ``size``; the view's background
+/// is black. Frames go from the track's thread to the view's pipeline without a copy.
+///
+/// With no display, a window view says so once in the log (`RevueLog`, an error) and draws
+/// offscreen: the App goes on.
+@MainActor
+public final class VideoView: VideoRenderer {
+  /// How a picture whose shape differs from the view's is placed.
+  public enum LayoutMode: Sendable, Hashable {
+    /// Fills the whole view and crops what sticks out (the default).
+    case fill
+    /// Shows the whole picture, with black bars.
+    case fit
+  }
+
+  /// Whether the picture is mirrored on this screen (never what is sent).
+  public enum MirrorMode: Sendable, Hashable {
+    /// Mirrors the local front camera only (the default).
+    case auto
+    /// Never mirrors.
+    case off
+    /// Always mirrors.
+    case mirror
+  }
+
+  /// How the view draws.
+  public enum RenderMode: Sendable, Hashable {
+    /// X11 (`ximagesink`): the default; on a software GL (a VM, Xvfb) GL costs more than it saves.
+    case auto
+    /// OpenGL (`glimagesink`); falls back to X11 when GL cannot start.
+    case gl
+    /// X11 (`ximagesink`).
+    case x11
+  }
+
+  /// Where the view draws.
+  public enum Target: Sendable, Hashable {
+    /// An X11 window of its own.
+    case window
+    /// The application's window of this handle (an X11 window id), through GStreamer's video
+    /// overlay interface.
+    case embedded(windowHandle: UInt)
+    /// Nowhere but ``snapshot()``.
+    case offscreen
+  }
+
+  /// The delegates, held weakly.
+  public let delegates = MulticastDelegate<any VideoViewDelegate>()
+  /// Where the view draws.
+  public let target: Target
+  /// The X11 display of a window view; nil for the process's `DISPLAY`.
+  public let display: String?
+
+  /// The track shown, held weakly; nil clears the view. Setting a track restarts the rendering
+  /// state (first frame, ``isRendering``).
+  public weak var track: VideoTrack? {
+    didSet {
+      guard oldValue !== track else { return }
+      oldValue?.remove(videoRenderer: self)
+      shared.value.withLock { state in
+        state.generation += 1
+        state.mirrored = Self.mirrors(track, mode: mirrorMode)
+      }
+      clear()
+      setRendering(false)
+      didRenderFirstFrame = false
+      hadTrack = track != nil
+      track?.add(videoRenderer: self)
+      applyOrientation()
+    }
+  }
+
+  /// How the picture fills the view.
+  public var layoutMode = LayoutMode.fill { didSet { applyLayout() } }
+  /// Whether the picture is mirrored.
+  public var mirrorMode = MirrorMode.auto {
+    didSet {
+      let mirrored = Self.mirrors(track, mode: mirrorMode)
+      shared.value.withLock { $0.mirrored = mirrored }
+      applyOrientation()
+    }
+  }
+  /// An extra turn clockwise, for display only; nil and `._0` show the picture as it is.
+  public var rotationOverride: VideoRotation? {
+    didSet {
+      applyLayout()
+      applyOrientation()
+    }
+  }
+  /// How the view draws; a change clears the view, and the next frame draws with the new mode.
+  public var renderMode = RenderMode.auto {
+    didSet {
+      guard oldValue != renderMode else { return }
+      rebuild()
+    }
+  }
+  /// False drops new frames and clears the view.
+  public var isEnabled = true { didSet { dropsFrames(clearing: !isEnabled) } }
+  /// True drops new frames and clears the view.
+  public var isHidden = false { didSet { dropsFrames(clearing: isHidden) } }
+  /// True drops new frames and keeps the last one on screen (until the track changes or the
+  /// view is cleared).
+  public var isFrozen = false { didSet { dropsFrames(clearing: false) } }
+  /// The view's size in pixels; the picture is scaled into it.
+  public var size: Dimensions {
+    didSet {
+      guard oldValue != size else { return }
+      applyLayout()
+      for delegate in delegates.all { delegate.videoView(self, didUpdate: size) }
+    }
+  }
+
+  /// True while frames are drawn: from the first frame until 2 s pass without one, the view
+  /// is cleared, or the track changes.
+  public private(set) var isRendering = false
+  /// True from the first frame drawn until the track changes.
+  public private(set) var didRenderFirstFrame = false
+  /// The sink the view draws with (`ximagesink`, `glimagesink`, or `fakesink` offscreen).
+  public private(set) var renderer = "none"
+
+  /// What the render thread and the main actor share.
+  private struct Shared {
+    var source: AppSrc?
+    var drops = false
+    var mirrored = false
+    var generation = 0
+    /// The latest frame drawn: when, and which generation of the track.
+    var drawn: (at: ContinuousClock.Instant, generation: Int)?
+    /// The picture as shown (after turning, mirroring and scaling), for snapshots.
+    var shown: Buffer?
+    var shownCaps: Caps?
+    /// Cleared since the latest frame: what reaches the sink is black, not a picture.
+    var cleared = true
+    var lastCaps: Caps?
+  }
+  private nonisolated let shared = Locked(Shared())
+  private var pipeline: MediaPipeline?
+  private var hadTrack = false
+  /// The pipeline's errors so far.
+  private var failures = 0
+  private var watch: Task<Void, Never>?
+  /// How long without a new frame before the view counts as not rendering.
+  static let renderingTimeout = Duration.seconds(2)
+
+  /// A view of `size` drawing to `target`, on the X11 `display` (nil: `DISPLAY`).
+  public init(size: Dimensions = .h360_169, target: Target = .window, display: String? = nil) {
+    self.size = size
+    self.target = target
+    self.display = display
+    rebuild()
+    watch = Task { @MainActor [weak self] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: .milliseconds(250))
+        self?.checkRendering()
+      }
+    }
+  }
+
+  isolated deinit {
+    watch?.cancel()
+    pipeline?.stop()
+  }
+
+  // MARK: - Frames (the track's thread)
+
+  /// Draws a frame: called by the track on its delivering thread; an App never calls it.
+  public nonisolated func render(pixelBuffer: PixelBuffer) {
+    // Caps and buffer go in under the lock, so that a clear (a black frame of other caps) from
+    // the main actor never comes between them.
+    let first = shared.value.withLock { state -> Bool? in
+      guard !state.drops, let source = state.source else { return nil }
+      let caps = pixelBuffer.caps
+      if state.lastCaps != caps {
+        source.caps = caps
+        state.lastCaps = caps
+      }
+      do {
+        try source.push(pixelBuffer.buffer)
+      } catch {
+        RevueLog.log(.debug, "VideoView", "frame dropped: \(error)")
+        return nil
+      }
+      let first = state.drawn?.generation != state.generation
+      state.drawn = (.now, state.generation)
+      state.cleared = false
+      return first
+    }
+    if first == true { Task { @MainActor [weak self] in self?.firstFrameDrawn() } }
+  }
+
+  // MARK: - Snapshot
+
+  /// The picture as the view shows it (turned, mirrored, placed in the view's size, black
+  /// bars included), as a PNG; nil before a frame was drawn or after the view was cleared.
+  public func snapshot() async throws -> Data? {
+    try await shownPicture?.pngData()
+  }
+
+  /// The picture as shown (I420), nil before a frame or after the view was cleared.
+  var shownPicture: PixelBuffer? {
+    shared.value.withLock { state -> PixelBuffer? in
+      guard let buffer = state.shown, let structure = state.shownCaps?.structure(at: 0),
+        let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self)
+      else { return nil }
+      return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
+    }
+  }
+
+  // MARK: - Delegates
+
+  /// Adds a delegate, held weakly.
+  public func add(delegate: any VideoViewDelegate) { delegates.add(delegate: delegate) }
+  /// Removes a delegate.
+  public func remove(delegate: any VideoViewDelegate) { delegates.remove(delegate: delegate) }
+
+  // MARK: - The pipeline
+
+  /// The sink of `renderMode` for the target; nil for offscreen.
+  private func sinkFactory(gl: Bool) -> String {
+    if case .offscreen = target { return "fakesink" }
+    return gl ? "glimagesink" : "ximagesink"
+  }
+
+  /// (Re)builds the view's pipeline for the current mode and target, drawing black.
+  private func rebuild() {
+    pipeline?.stop()
+    pipeline = nil
+    shared.value.withLock { $0.source = nil }
+    var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl)
+    var environment = ProcessInfo.processInfo.environment
+    if let display { (environment["DISPLAY"], environment["WAYLAND_DISPLAY"]) = (display, nil) }
+    if factory != "fakesink", Display.current(environment: environment) == nil {
+      RevueLog.log(
+        .error, "VideoView",
+        "no display (\(Display.missing(environment: environment))): the view draws offscreen;"
+          + " run in a desktop session or under Xvfb")
+      factory = "fakesink"
+    }
+    do {
+      pipeline = try build(sink: factory)
+    } catch  where factory == "glimagesink" {
+      RevueLog.log(.warning, "VideoView", "OpenGL cannot draw here (\(error)): drawing with X11")
+      factory = "ximagesink"
+      pipeline = try? build(sink: factory)
+    } catch {
+      RevueLog.log(.error, "VideoView", "cannot draw: \(error)")
+    }
+    renderer = pipeline == nil ? "none" : factory
+    applyLayout()
+    applyOrientation()
+    clear()
+  }
+
+  /// `appsrc ! videoconvert ! aspectratiocrop ! videoflip ! videoscale ! I420 of the view's size ! videoconvert ! sink`:
+  /// the crop of ``LayoutMode/fill`` comes before the turn (so that turning changes a property,
+  /// not the caps the crop sees), at the turned ratio.
+  private func build(sink factory: String) throws -> MediaPipeline {
+    let description =
+      "appsrc name=source format=time is-live=true do-timestamp=true max-buffers=2 leaky-type=downstream"
+      + " ! videoconvert ! aspectratiocrop name=crop ! videoflip name=flip ! videoscale add-borders=true"
+      + " ! capsfilter name=size ! videoconvert ! \(factory) name=sink sync=false"
+    let made = try MediaPipeline(parsing: description) { [weak self] fault in
+      RevueLog.log(fault.severity == .error ? .error : .warning, "VideoView", "\(fault)")
+      // A view that fails draws again from the next frame, in a new pipeline.
+      if fault.severity == .error { Task { @MainActor in self?.recover() } }
+    }
+    let sink = try made.pipeline.element(named: "sink", as: Element.self)
+    if let display, sink.hasProperty("display") { try sink.set("display", display) }
+    if case .embedded(let handle) = target { sink.setWindowHandle(handle) }
+    let box = shared
+    sink.staticPad("sink")?.addProbe(.buffer) { pad, info in
+      guard let buffer = info.buffer else { return .ok }
+      let caps = pad.currentCaps
+      box.value.withLock { state in
+        if !state.cleared { (state.shown, state.shownCaps) = (buffer, caps) }
+      }
+      return .ok
+    }
+    let source = try made.pipeline.element(named: "source", as: AppSrc.self)
+    try made.play()
+    shared.value.withLock { state in
+      state.source = source
+      state.lastCaps = nil
+    }
+    return made
+  }
+
+  /// Builds the pipeline again after an error; after three, draws offscreen (said in the log).
+  private func recover() {
+    failures += 1
+    if failures == 3 {
+      RevueLog.log(.error, "VideoView", "the view failed three times: it draws offscreen from now on")
+    }
+    rebuild()
+  }
+
+  /// Sets the view's size and the crop of ``LayoutMode/fill`` (on the turned picture).
+  private func applyLayout() {
+    guard let pipeline = pipeline?.pipeline else { return }
+    let (width, height) = (Int(size.width), Int(size.height))
+    try? pipeline.element(named: "size")?.set(
+      "caps", try Caps("video/x-raw,format=I420,width=\(width),height=\(height),pixel-aspect-ratio=1/1"))
+    // The crop sees the picture before it is turned: a quarter turn swaps the ratio.
+    let turned = (rotationOverride ?? ._0).swapsDimensions
+    let ratio = turned ? Fraction(Int32(height), Int32(width)) : Fraction(Int32(width), Int32(height))
+    try? pipeline.element(named: "crop")?.set("aspect-ratio", layoutMode == .fill ? ratio : Fraction(0, 1))
+  }
+
+  /// Sets the turn, then the mirror, as one `videoflip` direction.
+  private func applyOrientation() {
+    let mirrored = shared.value.withLock { $0.mirrored }
+    let direction: String
+    switch (rotationOverride ?? ._0, mirrored) {
+    case (._0, false): direction = "identity"
+    case (._90, false): direction = "90r"
+    case (._180, false): direction = "180"
+    case (._270, false): direction = "90l"
+    // Turned first, then mirrored left to right.
+    case (._0, true): direction = "horiz"
+    case (._90, true): direction = "ul-lr"
+    case (._180, true): direction = "vert"
+    case (._270, true): direction = "ur-ll"
+    }
+    try? pipeline?.pipeline.element(named: "flip")?.set("video-direction", Value.enumeration(direction))
+  }
+
+  /// Whether the view mirrors `track` in `mode`: ``MirrorMode/auto`` mirrors the local front camera.
+  private static func mirrors(_ track: VideoTrack?, mode: MirrorMode) -> Bool {
+    switch mode {
+    case .off: false
+    case .mirror: true
+    case .auto:
+      ((track as? LocalVideoTrack)?.capturer as? CameraCapturer)?.position == .front
+    }
+  }
+
+  /// Drops frames while disabled, hidden or frozen; clears when asked.
+  private func dropsFrames(clearing: Bool) {
+    let drops = !isEnabled || isHidden || isFrozen
+    shared.value.withLock { $0.drops = drops }
+    if clearing { clear() }
+    if drops { setRendering(false) }
+  }
+
+  /// Draws black (a black frame of the size of the latest, so that nothing downstream has to
+  /// negotiate again) and forgets the picture shown.
+  private func clear() {
+    shared.value.withLock { state in
+      state.drawn = nil
+      state.cleared = true
+      (state.shown, state.shownCaps) = (nil, nil)
+      guard let source = state.source else { return }
+      let structure = state.lastCaps?.structure(at: 0)
+      let width = structure?.get("width", as: Int.self) ?? 16
+      let height = structure?.get("height", as: Int.self) ?? 16
+      guard let black = Self.black(width: width, height: height) else { return }
+      if state.lastCaps != black.caps {
+        source.caps = black.caps
+        state.lastCaps = black.caps
+      }
+      try? source.push(black.buffer)
+    }
+    setRendering(false)
+  }
+
+  /// A black I420 frame of `width`×`height` (rounded up to even), in the caps of the frames a
+  /// track sends.
+  private nonisolated static func black(width: Int, height: Int) -> PixelBuffer? {
+    let (width, height) = ((width + 1) / 2 * 2, (height + 1) / 2 * 2)
+    let bytes = [UInt8](repeating: 16, count: width * height) + [UInt8](repeating: 128, count: width * height / 2)
+    return try? PixelBuffer(width: width, height: height, format: .i420, bytes: bytes)
+  }
+
+  private func firstFrameDrawn() {
+    guard shared.value.withLock({ $0.drawn?.generation == $0.generation }) else { return }
+    didRenderFirstFrame = true
+    setRendering(true)
+  }
+
+  /// Every quarter second: no frame for 2 s turns ``isRendering`` off; a track that went away
+  /// clears the view.
+  private func checkRendering() {
+    if hadTrack, track == nil {
+      hadTrack = false
+      clear()
+      didRenderFirstFrame = false
+    }
+    let drawn = shared.value.withLock { $0.drawn }
+    if let drawn, ContinuousClock.now - drawn.at < Self.renderingTimeout {
+      if !isRendering && didRenderFirstFrame { setRendering(true) }
+    } else {
+      setRendering(false)
+    }
+  }
+
+  private func setRendering(_ rendering: Bool) {
+    guard isRendering != rendering else { return }
+    isRendering = rendering
+    for delegate in delegates.all { delegate.videoView(self, didUpdate: rendering) }
+  }
+}

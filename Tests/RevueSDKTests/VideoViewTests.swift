@@ -1,0 +1,229 @@
+import Foundation
+import RevueTestSupport
+import Synchronization
+import Testing
+
+@testable import RevueSDK
+
+/// Issue 15's ``VideoView`` (seed 001's rules), offscreen: the picture it shows, read back as
+/// drawn (``VideoView/shownPicture``, what ``VideoView/snapshot()`` encodes), pixel by pixel.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct VideoViewTests {
+  init() { TestEnvironment.prepare() }
+
+  /// A 320×180 frame, red on the left half and blue on the right, or all green.
+  static func frame(green: Bool = false) throws -> PixelBuffer {
+    let (width, height) = (320, 180)
+    // BT.601 video range: red (81, 90, 240), blue (41, 240, 110), green (145, 54, 34).
+    let left: (UInt8, UInt8, UInt8) = green ? (145, 54, 34) : (81, 90, 240)
+    let right: (UInt8, UInt8, UInt8) = green ? (145, 54, 34) : (41, 240, 110)
+    var luma = [UInt8](), u = [UInt8](), v = [UInt8]()
+    for _ in 0..<height { for x in 0..<width { luma.append(x < width / 2 ? left.0 : right.0) } }
+    for _ in 0..<height / 2 {
+      for x in 0..<width / 2 {
+        u.append(x < width / 4 ? left.1 : right.1)
+        v.append(x < width / 4 ? left.2 : right.2)
+      }
+    }
+    return try PixelBuffer(width: width, height: height, format: .i420, bytes: luma + u + v)
+  }
+
+  /// The colour at (`x`, `y`) of an I420 picture: "red", "blue", "green", "black" or "other".
+  static func color(_ picture: PixelBuffer, _ x: Int, _ y: Int) -> String {
+    guard let luma = try? picture.planeBytes(0), let u = try? picture.planeBytes(1), let v = try? picture.planeBytes(2)
+    else { return "none" }
+    let sample = (
+      Int(luma[y * picture.planes[0].stride + x]), Int(u[(y / 2) * picture.planes[1].stride + x / 2]),
+      Int(v[(y / 2) * picture.planes[2].stride + x / 2])
+    )
+    let known = ["red": (81, 90, 240), "blue": (41, 240, 110), "green": (145, 54, 34), "black": (16, 128, 128)]
+    for (name, value) in known
+    where abs(sample.0 - value.0) < 20 && abs(sample.1 - value.1) < 20 && abs(sample.2 - value.2) < 20 {
+      return name
+    }
+    return "other \(sample)"
+  }
+
+  /// A view of 200×200 showing a buffer track, and a way to push frames into it.
+  final class Stage {
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let view: VideoView
+    var capturer: BufferCapturer { track.capturer as! BufferCapturer }
+
+    @MainActor init(size: Dimensions = Dimensions(width: 200, height: 200)) async throws {
+      view = VideoView(size: size, target: .offscreen)
+      view.track = track
+      try await capturer.startCapture()
+    }
+
+    /// Pushes `frame` (a source at 100 fps) until the view shows a picture that satisfies
+    /// `condition`, within 10 s.
+    @MainActor func show(
+      _ frame: PixelBuffer, _ what: String, until condition: (PixelBuffer) -> Bool
+    ) async throws -> PixelBuffer {
+      let deadline = ContinuousClock.now + .seconds(10)
+      while ContinuousClock.now < deadline {
+        capturer.capture(frame)
+        if let shown = view.shownPicture, condition(shown) { return shown }
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      throw DeadlineExceeded("waited 10 s for \(what)")
+    }
+  }
+
+  @MainActor @Test func fitShowsBlackBarsAndFillCrops() async throws {
+    let stage = try await Stage()
+    let frame = try Self.frame()
+    stage.view.layoutMode = .fit
+    // 320×180 in 200×200: 200×112 in the middle, 44 rows of black above and below.
+    let fit = try await stage.show(frame, "the fitted picture") { Self.color($0, 100, 5) == "black" }
+    #expect(fit.width == 200 && fit.height == 200)
+    #expect(Self.color(fit, 50, 100) == "red" && Self.color(fit, 150, 100) == "blue")
+    stage.view.layoutMode = .fill
+    // Cropped to a square: the middle 180×180 of the frame, no bars.
+    let fill = try await stage.show(frame, "the filled picture") { Self.color($0, 100, 5) != "black" }
+    #expect(Self.color(fill, 10, 5) == "red" && Self.color(fill, 190, 195) == "blue")
+    let png = try #require(try await stage.view.snapshot())
+    #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+    #expect(Array(png[16..<24]) == [0, 0, 0, 200, 0, 0, 0, 200], "the PNG is the view's 200×200")
+    try await stage.capturer.stopCapture()
+  }
+
+  @MainActor @Test func mirroringAndRotationTurnFirstThenMirror() async throws {
+    let stage = try await Stage()
+    let frame = try Self.frame()
+    stage.view.layoutMode = .fill
+    #expect(stage.view.mirrorMode == .auto)
+    // A buffer track is not mirrored in .auto: red stays on the left.
+    _ = try await stage.show(frame, "the picture as it is") { Self.color($0, 10, 100) == "red" }
+    stage.view.mirrorMode = .mirror
+    _ = try await stage.show(frame, "the mirrored picture") {
+      Self.color($0, 10, 100) == "blue" && Self.color($0, 190, 100) == "red"
+    }
+    stage.view.mirrorMode = .off
+    stage.view.rotationOverride = ._90
+    stage.view.layoutMode = .fit
+    // Turned a quarter clockwise, the left half (red) is on top; the 180×320 picture fits
+    // 200×200 as 112×200, with bars left and right.
+    let turned = try await stage.show(frame, "the turned picture") {
+      Self.color($0, 100, 20) == "red" && Self.color($0, 100, 180) == "blue"
+    }
+    #expect(Self.color(turned, 5, 100) == "black" && Self.color(turned, 195, 100) == "black")
+    stage.view.mirrorMode = .mirror
+    // Turned, then mirrored left to right: still red on top.
+    _ = try await stage.show(frame, "the turned, mirrored picture") {
+      Self.color($0, 100, 20) == "red" && Self.color($0, 100, 180) == "blue"
+    }
+    stage.view.rotationOverride = ._180
+    _ = try await stage.show(frame, "the half-turned, mirrored picture") {
+      Self.color($0, 100, 60) == "red" || Self.color($0, 60, 100) == "red"
+    }
+    try await stage.capturer.stopCapture()
+  }
+
+  @MainActor @Test func frozenKeepsTheLastPictureDisabledAndHiddenClear() async throws {
+    let stage = try await Stage()
+    stage.view.layoutMode = .fill
+    _ = try await stage.show(try Self.frame(), "the split picture") { Self.color($0, 10, 100) == "red" }
+    stage.view.isFrozen = true
+    let green = try Self.frame(green: true)
+    for _ in 0..<10 { stage.capturer.capture(green) }
+    let frozen = try #require(stage.view.shownPicture)
+    #expect(Self.color(frozen, 10, 100) == "red", "a frozen view keeps its picture")
+    stage.view.isFrozen = false
+    _ = try await stage.show(green, "the next frame after the freeze") { Self.color($0, 10, 100) == "green" }
+    for hide in [false, true] {
+      if hide { stage.view.isHidden = true } else { stage.view.isEnabled = false }
+      #expect(stage.view.shownPicture == nil && !stage.view.isRendering, "cleared")
+      for _ in 0..<5 { stage.capturer.capture(green) }
+      #expect(stage.view.shownPicture == nil, "new frames are dropped")
+      (stage.view.isEnabled, stage.view.isHidden) = (true, false)
+      _ = try await stage.show(green, "frames again") { Self.color($0, 10, 100) == "green" }
+    }
+    try await stage.capturer.stopCapture()
+  }
+
+  /// Records ``VideoView/isRendering`` as the delegate hears it.
+  final class RenderingWatch: VideoViewDelegate {
+    let changes: AsyncStream<Bool>
+    private let continuation: AsyncStream<Bool>.Continuation
+    init() { (changes, continuation) = AsyncStream.makeStream() }
+    func videoView(_ videoView: VideoView, didUpdate isRendering: Bool) { continuation.yield(isRendering) }
+  }
+
+  @MainActor @Test func isRenderingFollowsFramesAndTheTrackIsHeldWeakly() async throws {
+    var stage: Stage? = try await Stage()
+    let view = try #require(stage?.view)
+    let watch = RenderingWatch()
+    view.add(delegate: watch)
+    let changes = watch.changes
+    _ = try await stage?.show(try Self.frame(), "a picture") { _ in true }
+    try await withDeadline(5, "isRendering to turn true") { for await rendering in changes where rendering { return } }
+    #expect(view.isRendering && view.didRenderFirstFrame)
+    // No frame for 2 s: not rendering.
+    let quiet = ContinuousClock.now
+    try await withDeadline(10, "isRendering to turn false") {
+      for await rendering in changes where !rendering { return }
+    }
+    #expect(ContinuousClock.now - quiet >= .milliseconds(1900))
+    #expect(view.shownPicture != nil, "a view that stopped getting frames keeps its picture")
+    // The track goes: the view's track is nil and the view clears.
+    try await stage?.capturer.stopCapture()
+    stage = nil
+    #expect(view.track == nil)
+    let deadline = ContinuousClock.now + .seconds(5)
+    while view.shownPicture != nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+    #expect(view.shownPicture == nil, "the view clears when its track goes")
+  }
+
+  @MainActor @Test func withNoDisplayAWindowViewDrawsOffscreen() async throws {
+    let view = VideoView(size: Dimensions(width: 64, height: 64), target: .window)
+    if Display.current() == nil {
+      #expect(view.renderer == "fakesink")
+    } else {
+      #expect(view.renderer == "ximagesink")
+    }
+    #expect(view.renderMode == .auto)
+  }
+
+  /// A window view on Xvfb, read back from the screen itself (``ScreenShareCapturer``, which
+  /// captures the display): the window shows the picture, mirrored as asked.
+  @MainActor @Test func aWindowViewShowsThePictureOnTheScreen() async throws {
+    let display = try await VirtualDisplay(width: 320, height: 240)
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    var view: VideoView! = VideoView(
+      size: Dimensions(width: 320, height: 240), target: .window, display: display.display)
+    #expect(view.renderer == "ximagesink")
+    view.track = track
+    view.layoutMode = .fill
+
+    let screen = LocalVideoTrack.createScreenShareTrack(
+      options: ScreenShareCaptureOptions(
+        dimensions: Dimensions(width: 320, height: 240), fps: 15, showCursor: false, display: display.display))
+    let seen = FrameStream()
+    screen.add(videoRenderer: seen)
+    try await screen.capturer?.startCapture()
+    let frame = try Self.frame()
+    let feeding = Task { @MainActor in
+      while !Task.isCancelled {
+        capturer.capture(frame)
+        try? await Task.sleep(for: .milliseconds(33))  // A 30 fps source.
+      }
+    }
+    defer { feeding.cancel() }
+    _ = try await seen.next("the window, red on the left and blue on the right") {
+      Self.color($0, 20, 120) == "red" && Self.color($0, 300, 120) == "blue"
+    }
+    view.mirrorMode = .mirror
+    _ = try await seen.next("the window, mirrored") {
+      Self.color($0, 20, 120) == "blue" && Self.color($0, 300, 120) == "red"
+    }
+    feeding.cancel()
+    try await screen.capturer?.stopCapture()
+    try await capturer.stopCapture()
+    // The view lets go of the X server before it goes (Xlib ends a process whose server dies).
+    view = nil
+    await display.stop()
+  }
+}
