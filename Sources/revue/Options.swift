@@ -74,12 +74,14 @@ enum Command: Equatable {
                        aes-128-gcm); the SDP then holds the key; Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
               [--srtp-key BASE64] [--srtp-suite NAME] [--from HOST]
-              [--duration S] [--frames N] [--snapshot FILE.png] [--json]
+              [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
-                       signal, the A/V skew: avSyncMilliseconds); a missing packet is asked
-                       for again and waited for --latency MS (default 300), or not with
-                       --no-recovery; --srtp-key decrypts SRTP (with --sdp the key comes from
-                       its a=crypto lines); --from HOST takes packets from that host only
+                       signal, the A/V skew: avSyncMilliseconds); --window shows the picture
+                       in a 1280x720 window (with no display it says so and goes on); a
+                       missing packet is asked for again and waited for --latency MS (default
+                       300), or not with --no-recovery; --srtp-key decrypts SRTP (with --sdp
+                       the key comes from its a=crypto lines); --from HOST takes packets from
+                       that host only
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]

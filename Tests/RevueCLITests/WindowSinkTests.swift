@@ -42,4 +42,26 @@ import Testing
     }
     await display.stop()
   }
+
+  /// `revue receive --window`: headless, one line says there is no display and the stream is
+  /// received all the same; under Xvfb the window opens and nothing is said.
+  @Test func receiveWindowWithAndWithoutADisplay() async throws {
+    let display = try await VirtualDisplay()
+    for environment in [["DISPLAY": "", "WAYLAND_DISPLAY": ""], ["DISPLAY": display.display, "WAYLAND_DISPLAY": ""]] {
+      let port = FreePorts.rtp()
+      let receiver = try Subprocess(
+        RevueExecutableTests.executable,
+        ["receive", "--port", "\(port)", "--window", "--frames", "20", "--duration", "30"], environment: environment)
+      try await receiver.waitForError(containing: "revue: receiving", within: 20)
+      let sender = try Subprocess(
+        RevueExecutableTests.executable,
+        ["stream", "--test-pattern", "--size", "320x240", "--to", "127.0.0.1:\(port)", "--duration", "30"])
+      let exit = try await receiver.exit(within: 30)
+      await sender.stop()
+      #expect(exit.status == 0, "\(exit.error)")
+      let complaints = exit.error.split(separator: "\n").filter { $0.contains("no display") }
+      #expect(complaints.count == (environment["DISPLAY"] == "" ? 1 : 0), "\(exit.error)")
+    }
+    await display.stop()
+  }
 }

@@ -28,6 +28,9 @@ struct ReceiveCommand {
     if options.srtpKey != nil { receiving += " over SRTP" }
     if let source = options.source { receiving += ", taking packets from \(source) only" }
     FileHandle.standardError.write(Data((receiving + "\n").utf8))
+    // In a window: with no display the view says so in one line and draws offscreen, and the
+    // node goes on receiving.
+    let view = options.window ? await Self.show(track) : nil
     // The stream's audio, if it has some, plays on this machine's sound output.
     var speaker: AudioPlayer?
     if let audio = remote.audioTrack {
@@ -76,6 +79,7 @@ struct ReceiveCommand {
       try await frame.writePNG(to: URL(fileURLWithPath: path))
       FileHandle.standardError.write(Data("revue: wrote \(frame.width)x\(frame.height) snapshot to \(path)\n".utf8))
     }
+    await MainActor.run { view?.track = nil }
     await room.disconnect()
     var summary =
       "revue: received \(final.framesDecoded) frames, \(final.packetsReceived) packets, \(final.packetsLost) lost"
@@ -148,5 +152,16 @@ struct DemoCommand {
     guard receivedStatistics.framesDecoded > 0 else {
       throw RevueError(.invalidState, "no frame arrived at the receiver")
     }
+  }
+}
+
+extension ReceiveCommand {
+  /// A 1280×720 window (``VideoView``) fitting `track`; with no display, the view's one
+  /// line in the log says so.
+  @MainActor static func show(_ track: RemoteVideoTrack) -> VideoView {
+    let view = VideoView(size: .h720_169, target: .window)
+    view.layoutMode = .fit
+    view.track = track
+    return view
   }
 }

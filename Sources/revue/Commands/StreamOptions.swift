@@ -158,6 +158,8 @@ struct ReceiveOptions: Equatable {
   var duration: Int?
   var frames: Int?
   var snapshotPath: String?
+  /// `--window`: shows the stream in a window (``VideoView``).
+  var window = false
   var json = false
   /// How long a missing packet is waited for, in milliseconds.
   var latency = Room.defaultLatency
@@ -182,6 +184,7 @@ struct ReceiveOptions: Equatable {
       case "--duration": options.duration = try reader.count(option)
       case "--frames": options.frames = try reader.count(option)
       case "--snapshot": options.snapshotPath = try reader.value(option)
+      case "--window": options.window = true
       case "--latency": options.latency = try reader.count(option)
       case "--no-recovery": options.recovery = []
       case "--json": options.json = true
