@@ -185,6 +185,49 @@ import Testing
     #expect(view.renderMode == .auto)
   }
 
+  /// Seed 001, "When your camera is muted": the placeholder while muted, nothing without one,
+  /// a new placeholder at once, frames again once unmuted; a view attached while muted starts
+  /// with the placeholder.
+  @MainActor @Test func aMutedTrackShowsItsPlaceholderOrNothing() async throws {
+    let stage = try await Stage()
+    stage.view.layoutMode = .fill
+    let split = try Self.frame()
+    _ = try await stage.show(split, "the picture") { Self.color($0, 10, 100) == "red" }
+    let green = try Self.frame(green: true)
+    stage.track.mutePlaceholder = green
+    try await stage.track.mute()
+    _ = try await stage.show(split, "the placeholder while muted") { Self.color($0, 10, 100) == "green" }
+    stage.track.mutePlaceholder = nil
+    let deadline = ContinuousClock.now + .seconds(5)
+    while stage.view.shownPicture != nil && ContinuousClock.now < deadline {
+      stage.capturer.capture(split)
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(stage.view.shownPicture == nil, "no placeholder: the view clears, and frames do not show")
+    stage.track.mutePlaceholder = green
+    _ = try await stage.show(split, "the new placeholder") { Self.color($0, 10, 100) == "green" }
+    let late = VideoView(size: Dimensions(width: 100, height: 100), target: .offscreen)
+    late.track = stage.track
+    let lateDeadline = ContinuousClock.now + .seconds(5)
+    while late.shownPicture.map({ Self.color($0, 50, 50) != "green" }) ?? true, ContinuousClock.now < lateDeadline {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(late.shownPicture.map { Self.color($0, 50, 50) } == "green", "a view attached while muted")
+    try await stage.track.unmute()
+    _ = try await stage.show(split, "frames once unmuted") { Self.color($0, 10, 100) == "red" }
+    try await stage.capturer.stopCapture()
+  }
+
+  /// While the camera is off, custom renderers get the placeholder too, a few times a second.
+  @Test func aCameraThatIsOffSendsItsPlaceholderToRenderers() async throws {
+    let track = LocalVideoTrack.createCameraTrack()
+    track.mutePlaceholder = try Self.frame(green: true)
+    let renderer = FrameStream()
+    track.add(videoRenderer: renderer)
+    _ = try await renderer.next("the placeholder, three times") { _ in renderer.count >= 3 }
+    #expect(track.capturer?.captureState == .idle)
+  }
+
   /// A window view on Xvfb, read back from the screen itself (``ScreenShareCapturer``, which
   /// captures the display): the window shows the picture, mirrored as asked.
   @MainActor @Test func aWindowViewShowsThePictureOnTheScreen() async throws {

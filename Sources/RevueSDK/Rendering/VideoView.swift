@@ -32,7 +32,7 @@ extension VideoViewDelegate {
 /// With no display, a window view says so once in the log (`RevueLog`, an error) and draws
 /// offscreen: the App goes on.
 @MainActor
-public final class VideoView: VideoRenderer {
+public final class VideoView: VideoRenderer, ClearingRenderer {
   /// How a picture whose shape differs from the view's is placed.
   public enum LayoutMode: Sendable, Hashable {
     /// Fills the whole view and crops what sticks out (the default).
@@ -214,6 +214,11 @@ public final class VideoView: VideoRenderer {
       return first
     }
     if first == true { Task { @MainActor [weak self] in self?.firstFrameDrawn() } }
+  }
+
+  /// Clears the view: its track is muted, or its camera off, with no placeholder.
+  nonisolated func clearPicture() {
+    Task { @MainActor [weak self] in self?.clear() }
   }
 
   // MARK: - Snapshot

@@ -18,6 +18,9 @@ final class DeliveryGate: Sendable {
   /// Opens the gate.
   func open() { closed.store(false, ordering: .sequentiallyConsistent) }
 
+  /// Whether the gate is open.
+  var isOpen: Bool { !closed.load(ordering: .sequentiallyConsistent) }
+
   /// Closes the gate, then waits for a delivery that passed it to finish (at most 100 ms), so
   /// that nothing from before reaches a renderer once it returns.
   func close() {

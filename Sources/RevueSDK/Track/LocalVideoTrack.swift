@@ -40,10 +40,18 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     }
   }
 
-  /// Runs the placeholder loop exactly while a camera track is published and its camera is off.
+  /// Whether this is a camera track whose camera is off (switched off, or not capturing).
+  private var isCameraOff: Bool {
+    guard let camera = capturer as? CameraCapturer else { return false }
+    return camera.captureState != .capturing || !gate.isOpen
+  }
+
+  /// Runs the placeholder loop exactly while a camera track is published or rendered and its
+  /// camera is off; with no placeholder, views clear once.
   private func updateOffAir() {
-    guard let camera = capturer as? CameraCapturer else { return }
-    let needed = camera.captureState != .capturing && !senders.withLock({ $0.isEmpty })
+    guard capturer is CameraCapturer else { return }
+    let needed = isCameraOff && (!senders.withLock({ $0.isEmpty }) || !renderers.all.isEmpty)
+    if needed && mutePlaceholder == nil { clearRenderers() }
     offAir.withLock { task in
       guard needed != (task != nil) else { return }
       task?.cancel()
@@ -58,10 +66,24 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     }
   }
 
-  /// Sends the placeholder, if there is one, to every publication.
+  /// Sends the placeholder, if there is one, to every renderer and publication.
   private func sendPlaceholder() {
     guard let placeholder = mutePlaceholder else { return }
+    render(placeholder)
     for sender in senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps, capturedAt: nil) }
+  }
+
+  /// Adds a renderer; while the track is muted or its camera off, it starts with the
+  /// placeholder, or (a view) empty.
+  public override func add(videoRenderer: any VideoRenderer) {
+    super.add(videoRenderer: videoRenderer)
+    guard isMuted || isCameraOff else { return }
+    if let placeholder = mutePlaceholder {
+      videoRenderer.render(pixelBuffer: placeholder)
+    } else if let view = videoRenderer as? any ClearingRenderer {
+      view.clearPicture()
+    }
+    updateOffAir()
   }
 
   /// A track filled with the App's own frames through its ``BufferCapturer``.
@@ -102,17 +124,20 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   }
 
   /// The picture renderers and receivers get instead of frames while the track is muted or the
-  /// camera is off; nil sends nothing. It does not go through the processor.
+  /// camera is off; nil sends nothing, and views clear (custom renderers keep what they drew
+  /// last). It does not go through the processor.
   public var mutePlaceholder: PixelBuffer? {
     get { placeholder.withLock { $0 } }
     set {
       placeholder.withLock { $0 = newValue }
-      if isMuted, let newValue { render(newValue) }
+      guard isMuted || isCameraOff else { return }
+      if let newValue { render(newValue) } else { clearRenderers() }
     }
   }
 
   override func didChangeMute(_ isMuted: Bool) {
-    if isMuted, let placeholder = mutePlaceholder { render(placeholder) }
+    guard isMuted else { return }
+    if let placeholder = mutePlaceholder { render(placeholder) } else { clearRenderers() }
   }
 
   func process(_ frame: PixelBuffer) -> PixelBuffer? {

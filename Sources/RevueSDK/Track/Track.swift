@@ -61,6 +61,11 @@ public class VideoTrack: Track, @unchecked Sendable {
   /// The renderers, held weakly.
   let renderers = MulticastDelegate<any VideoRenderer>()
 
+  /// Tells the renderers that clear (views) to clear: the track shows nothing now.
+  func clearRenderers() {
+    for case let renderer as any ClearingRenderer in renderers.all { renderer.clearPicture() }
+  }
+
   /// Adds a renderer, held weakly: keep your own reference.
   public func add(videoRenderer: any VideoRenderer) { renderers.add(delegate: videoRenderer) }
 
@@ -88,4 +93,11 @@ public class AudioTrack: Track, @unchecked Sendable {
   func render(_ buffer: AudioPCMBuffer) {
     for renderer in renderers.all { renderer.render(pcmBuffer: buffer) }
   }
+}
+
+/// A renderer that can show nothing (a ``VideoView``): told so when its track is muted, or its
+/// camera off, with no placeholder. Custom renderers are not: they keep what they drew last.
+protocol ClearingRenderer: VideoRenderer {
+  /// Shows nothing until the next frame.
+  func clearPicture()
 }
