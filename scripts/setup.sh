@@ -25,8 +25,10 @@ packages=(
   ffmpeg
   vlc-bin
   vlc-plugin-base
-  # A display for the tests of window sinks (a headless machine has none).
+  # A display for the tests of window sinks (a headless machine has none), and a font for the
+  # video view's debug overlay (textoverlay).
   xvfb
+  fonts-dejavu-core
 )
 
 missing=()

@@ -185,6 +185,36 @@ import Testing
     #expect(view.renderMode == .auto)
   }
 
+  /// The debug overlay: lines of white text at the top left, in a border green while
+  /// rendering and red once it is not.
+  @MainActor @Test func theDebugOverlayHasItsLinesAndAGreenOrRedBorder() async throws {
+    let stage = try await Stage()
+    stage.view.layoutMode = .fill
+    stage.view.isDebugMode = true
+    let split = try Self.frame()
+    /// Whether the top left of `picture` has light (text) on the red picture (luma 81).
+    let hasText = { @Sendable (picture: PixelBuffer) -> Bool in
+      guard let luma = try? picture.planeBytes(0) else { return false }
+      return (20..<70).contains { y in (20..<110).contains { x in luma[y * picture.planes[0].stride + x] > 150 } }
+    }
+    let shown = try await stage.show(split, "the overlay: its lines in a green border") {
+      Self.color($0, 1, 1) == "green" && Self.color($0, 198, 198) == "green" && hasText($0)
+    }
+    #expect(Self.color(shown, 10, 150) == "red", "the picture inside the border")
+    // No frame for 2 s: not rendering, and the border turns red.
+    let deadline = ContinuousClock.now + .seconds(10)
+    while stage.view.shownPicture.map({ Self.color($0, 1, 1) != "red" }) ?? true, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(!stage.view.isRendering)
+    #expect(stage.view.shownPicture.map { Self.color($0, 1, 1) } == "red")
+    stage.view.isDebugMode = false
+    _ = try await stage.show(split, "the picture without the overlay") {
+      Self.color($0, 1, 1) == "red" && Self.color($0, 198, 198) == "blue"
+    }
+    try await stage.capturer.stopCapture()
+  }
+
   /// Seed 001, "When your camera is muted": the placeholder while muted, nothing without one,
   /// a new placeholder at once, frames again once unmuted; a view attached while muted starts
   /// with the placeholder.

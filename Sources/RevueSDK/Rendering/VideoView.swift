@@ -138,6 +138,18 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
   }
 
+  /// Draws seed 001's debug overlay: the track's sid, the resolution of the last frame, whether
+  /// the first frame was drawn, ``isRendering``, the render mode (asked, and the sink used), the
+  /// track's renderer count and the frames drawn in the last second, in a border green while
+  /// rendering and red when not.
+  public var isDebugMode = false {
+    didSet {
+      guard oldValue != isDebugMode else { return }
+      applyLayout()
+      updateDebugOverlay()
+    }
+  }
+
   /// True while frames are drawn: from the first frame until 2 s pass without one, the view
   /// is cleared, or the track changes.
   public private(set) var isRendering = false
@@ -159,6 +171,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     var shownCaps: Caps?
     /// Cleared since the latest frame: what reaches the sink is black, not a picture.
     var cleared = true
+    /// Frames drawn so far (for the debug overlay's frame rate).
+    var framesDrawn = 0
+    /// The latest buffer pushed (a frame, or black), pushed again to redraw the debug overlay.
+    var lastBuffer: Buffer?
     var lastCaps: Caps?
   }
   private nonisolated let shared = Locked(Shared())
@@ -202,6 +218,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
         source.caps = caps
         state.lastCaps = caps
       }
+      state.lastBuffer = pixelBuffer.buffer
       do {
         try source.push(pixelBuffer.buffer)
       } catch {
@@ -211,6 +228,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       let first = state.drawn?.generation != state.generation
       state.drawn = (.now, state.generation)
       state.cleared = false
+      state.framesDrawn += 1
       return first
     }
     if first == true { Task { @MainActor [weak self] in self?.firstFrameDrawn() } }
@@ -281,17 +299,20 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     renderer = pipeline == nil ? "none" : factory
     applyLayout()
     applyOrientation()
+    updateDebugOverlay()
     clear()
   }
 
-  /// `appsrc ! videoconvert ! aspectratiocrop ! videoflip ! videoscale ! I420 of the view's size ! videoconvert ! sink`:
+  /// `appsrc ! videoconvert ! aspectratiocrop ! videoflip ! videoscale ! I420 of the view's size
+  /// ! videobox (the debug border) ! textoverlay (the debug lines) ! videoconvert ! sink`:
   /// the crop of ``LayoutMode/fill`` comes before the turn (so that turning changes a property,
   /// not the caps the crop sees), at the turned ratio.
   private func build(sink factory: String) throws -> MediaPipeline {
     let description =
       "appsrc name=source format=time is-live=true do-timestamp=true max-buffers=2 leaky-type=downstream"
       + " ! videoconvert ! aspectratiocrop name=crop ! videoflip name=flip ! videoscale add-borders=true"
-      + " ! capsfilter name=size ! videoconvert ! \(factory) name=sink sync=false"
+      + " ! capsfilter name=size ! videobox name=border ! textoverlay name=debug silent=true valignment=top"
+      + " halignment=left line-alignment=left font-desc=\"Sans 9\" ! videoconvert ! \(factory) name=sink sync=false"
     let made = try MediaPipeline(parsing: description) { [weak self] fault in
       RevueLog.log(fault.severity == .error ? .error : .warning, "VideoView", "\(fault)")
       // A view that fails draws again from the next frame, in a new pipeline.
@@ -301,7 +322,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     if let display, sink.hasProperty("display") { try sink.set("display", display) }
     if case .embedded(let handle) = target { sink.setWindowHandle(handle) }
     let box = shared
-    sink.staticPad("sink")?.addProbe(.buffer) { pad, info in
+    // The picture as shown, still I420 (the sink may take RGB).
+    try made.pipeline.element(named: "debug", as: Element.self).staticPad("src")?.addProbe(.buffer) { pad, info in
       guard let buffer = info.buffer else { return .ok }
       let caps = pad.currentCaps
       box.value.withLock { state in
@@ -330,7 +352,12 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// Sets the view's size and the crop of ``LayoutMode/fill`` (on the turned picture).
   private func applyLayout() {
     guard let pipeline = pipeline?.pipeline else { return }
-    let (width, height) = (Int(size.width), Int(size.height))
+    // The debug border takes 4 pixels on each side.
+    let border = isDebugMode ? 4 : 0
+    let (width, height) = (Int(size.width) - 2 * border, Int(size.height) - 2 * border)
+    if let box = pipeline.element(named: "border") {
+      for side in ["left", "right", "top", "bottom"] { try? box.set(side, -border) }
+    }
     try? pipeline.element(named: "size")?.set(
       "caps", try Caps("video/x-raw,format=I420,width=\(width),height=\(height),pixel-aspect-ratio=1/1"))
     // The crop sees the picture before it is turned: a quarter turn swaps the ratio.
@@ -391,6 +418,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
         source.caps = black.caps
         state.lastCaps = black.caps
       }
+      state.lastBuffer = black.buffer
       try? source.push(black.buffer)
     }
     setRendering(false)
@@ -413,6 +441,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// Every quarter second: no frame for 2 s turns ``isRendering`` off; a track that went away
   /// clears the view.
   private func checkRendering() {
+    defer { if isDebugMode { updateDebugOverlay() } }
     if hadTrack, track == nil {
       hadTrack = false
       clear()
@@ -429,6 +458,49 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private func setRendering(_ rendering: Bool) {
     guard isRendering != rendering else { return }
     isRendering = rendering
+    updateDebugOverlay()
     for delegate in delegates.all { delegate.videoView(self, didUpdate: rendering) }
+  }
+
+  /// Frames drawn at the start of the current second, and when it started.
+  private var fpsMark = (frames: 0, at: ContinuousClock.now)
+  /// Frames drawn in the last whole second.
+  private var framesPerSecond = 0
+
+  /// Shows, updates or hides the debug lines and border.
+  private func updateDebugOverlay() {
+    guard let pipeline = pipeline?.pipeline else { return }
+    try? pipeline.element(named: "border")?.set("fill", Value.enumeration(isRendering ? "green" : "red"))
+    guard let overlay = pipeline.element(named: "debug") else { return }
+    guard isDebugMode else {
+      try? overlay.set("silent", true)
+      return
+    }
+    let (frames, caps) = shared.value.withLock { ($0.framesDrawn, $0.lastCaps) }
+    if ContinuousClock.now - fpsMark.at >= .seconds(1) {
+      framesPerSecond = frames - fpsMark.frames
+      fpsMark = (frames, .now)
+    }
+    let structure = caps?.structure(at: 0)
+    let resolution =
+      didRenderFirstFrame
+      ? "\(structure?.get("width", as: Int.self) ?? 0)x\(structure?.get("height", as: Int.self) ?? 0)" : "-"
+    let lines = [
+      "sid: \(track?.sid ?? "nil")", "resolution: \(resolution)", "firstFrame: \(didRenderFirstFrame)",
+      "isRendering: \(isRendering)", "renderMode: \(renderMode) (\(renderer))",
+      "renderers: \(track?.renderers.all.count ?? 0)", "FPS: \(framesPerSecond)",
+    ]
+    try? overlay.set("text", lines.joined(separator: "\n"))
+    try? overlay.set("silent", false)
+    redraw()
+  }
+
+  /// Draws the latest picture again (the debug overlay changed while no frame comes); the
+  /// rendering state does not count it.
+  private func redraw() {
+    shared.value.withLock { state in
+      guard let source = state.source, let buffer = state.lastBuffer else { return }
+      try? source.push(buffer)
+    }
   }
 }
