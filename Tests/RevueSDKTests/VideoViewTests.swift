@@ -299,4 +299,50 @@ import Testing
     view = nil
     await display.stop()
   }
+
+  /// Records the sizes a view's delegate hears.
+  final class SizeWatch: VideoViewDelegate {
+    var sizes: [Dimensions] = []
+    func videoView(_ videoView: VideoView, didUpdate size: Dimensions) { sizes.append(size) }
+  }
+
+  /// A new size is told to the delegates (not the same size again) and the picture follows.
+  @MainActor @Test func aNewSizeIsToldAndDrawn() async throws {
+    let stage = try await Stage()
+    let watch = SizeWatch()
+    stage.view.add(delegate: watch)
+    stage.view.size = Dimensions(width: 120, height: 80)
+    stage.view.size = Dimensions(width: 120, height: 80)
+    #expect(watch.sizes == [Dimensions(width: 120, height: 80)])
+    _ = try await stage.show(try Self.frame(), "the picture at the new size") { $0.width == 120 && $0.height == 80 }
+    stage.view.remove(delegate: watch)
+    stage.view.size = Dimensions(width: 64, height: 64)
+    #expect(watch.sizes.count == 1)
+    try await stage.capturer.stopCapture()
+  }
+
+  /// `.gl` draws with `glimagesink` where OpenGL can, and falls back to X11 where it cannot;
+  /// either way the window shows frames.
+  @MainActor @Test func theGLModeDrawsOrFallsBackToX11() async throws {
+    let display = try await VirtualDisplay(width: 320, height: 240)
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    var view: VideoView! = VideoView(
+      size: Dimensions(width: 320, height: 240), target: .window, display: display.display)
+    view.renderMode = .gl
+    #expect(["glimagesink", "ximagesink"].contains(view.renderer), "\(view.renderer)")
+    view.track = track
+    let frame = try Self.frame()
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !view.isRendering && ContinuousClock.now < deadline {
+      capturer.capture(frame)
+      try await Task.sleep(for: .milliseconds(30))
+    }
+    #expect(view.isRendering, "drawing with \(view.renderer)")
+    print("renderMode .gl draws with \(view.renderer)")
+    try await capturer.stopCapture()
+    view = nil
+    await display.stop()
+  }
 }

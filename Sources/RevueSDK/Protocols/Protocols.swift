@@ -31,6 +31,13 @@ public enum CaptureState: Sendable, Hashable {
 
 /// Told about a video capturer's changes, on the main actor, in order, each with the value at
 /// the moment of the change. Every method is optional.
+///
+/// On Linux the main actor runs only while the program lets it: a command-line App gets these
+/// calls from an `async` `main` (`@main` with `static func main() async`, as `revue` does) or
+/// after `dispatchMain()`; a `main` that blocks its thread (a `while` loop, `sleep`,
+/// `DispatchSemaphore.wait`) gets none. GTK and Qt Apps run their own loop on the main thread:
+/// call `dispatchMain()` first, or drive the main queue from theirs. Code without a main
+/// loop can read `VideoCapturer/events` instead.
 @MainActor
 public protocol VideoCapturerDelegate: AnyObject {
   /// The size of the frames sent changed; nil when capture stops.

@@ -3,8 +3,9 @@ import GStreamer
 import Synchronization
 
 /// Told about a ``VideoView``'s changes, on the main actor. Every method is optional. A
-/// command-line App gets these calls only while its main actor runs (an `async` `main`, or
-/// `dispatchMain()`).
+/// command-line App gets these calls only while its main actor runs: from an `async` `main`
+/// or after `dispatchMain()`, never from a `main` that blocks its thread (see
+/// ``VideoCapturerDelegate``).
 @MainActor
 public protocol VideoViewDelegate: AnyObject {
   /// ``VideoView/isRendering`` changed.
@@ -55,7 +56,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   public enum RenderMode: Sendable, Hashable {
     /// X11 (`ximagesink`): the default; on a software GL (a VM, Xvfb) GL costs more than it saves.
     case auto
-    /// OpenGL (`glimagesink`); falls back to X11 when GL cannot start.
+    /// OpenGL (`glimagesink`, on the process's `DISPLAY`); falls back to X11 when GL cannot
+    /// start.
     case gl
     /// X11 (`ximagesink`).
     case x11
@@ -182,6 +184,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private var hadTrack = false
   /// The pipeline's errors so far.
   private var failures = 0
+  /// Pipelines built so far: the latest is the one whose errors count.
+  private var builds = 0
+  /// OpenGL failed to start here once: `.gl` draws with X11 from then on.
+  private var glFailed = false
   private var watch: Task<Void, Never>?
   /// How long without a new frame before the view counts as not rendering.
   static let renderingTimeout = Duration.seconds(2)
@@ -277,7 +283,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     pipeline?.stop()
     pipeline = nil
     shared.value.withLock { $0.source = nil }
-    var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl)
+    var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl && !glFailed)
     var environment = ProcessInfo.processInfo.environment
     if let display { (environment["DISPLAY"], environment["WAYLAND_DISPLAY"]) = (display, nil) }
     if factory != "fakesink", Display.current(environment: environment) == nil {
@@ -291,6 +297,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       pipeline = try build(sink: factory)
     } catch  where factory == "glimagesink" {
       RevueLog.log(.warning, "VideoView", "OpenGL cannot draw here (\(error)): drawing with X11")
+      glFailed = true
       factory = "ximagesink"
       pipeline = try? build(sink: factory)
     } catch {
@@ -313,10 +320,13 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       + " ! videoconvert ! aspectratiocrop name=crop ! videoflip name=flip ! videoscale add-borders=true"
       + " ! capsfilter name=size ! videobox name=border ! textoverlay name=debug silent=true valignment=top"
       + " halignment=left line-alignment=left font-desc=\"Sans 9\" ! videoconvert ! \(factory) name=sink sync=false"
+    builds += 1
+    let build = builds
     let made = try MediaPipeline(parsing: description) { [weak self] fault in
       RevueLog.log(fault.severity == .error ? .error : .warning, "VideoView", "\(fault)")
-      // A view that fails draws again from the next frame, in a new pipeline.
-      if fault.severity == .error { Task { @MainActor in self?.recover() } }
+      // A view that fails once drawing draws again from the next frame, in a new pipeline
+      // (a pipeline that fails to start throws instead).
+      if fault.severity == .error { Task { @MainActor in self?.recover(build: build) } }
     }
     let sink = try made.pipeline.element(named: "sink", as: Element.self)
     if let display, sink.hasProperty("display") { try sink.set("display", display) }
@@ -340,8 +350,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     return made
   }
 
-  /// Builds the pipeline again after an error; after three, draws offscreen (said in the log).
-  private func recover() {
+  /// Builds the pipeline again after an error of the running one; after three, draws
+  /// offscreen (said in the log).
+  private func recover(build: Int) {
+    guard build == builds, pipeline != nil else { return }
     failures += 1
     if failures == 3 {
       RevueLog.log(.error, "VideoView", "the view failed three times: it draws offscreen from now on")
