@@ -66,7 +66,13 @@ import Testing
         if let shown = view.shownPicture, condition(shown) { return shown }
         try await Task.sleep(for: .milliseconds(10))
       }
-      throw DeadlineExceeded("waited 10 s for \(what)")
+      let last = view.shownPicture.map { picture in
+        "\(picture.width)x\(picture.height), "
+          + [(10, 100), (100, 5), (100, 100), (190, 100)].map {
+            "(\($0.0), \($0.1)) \(VideoViewTests.color(picture, $0.0, $0.1))"
+          }.joined(separator: ", ")
+      }
+      throw DeadlineExceeded("waited 10 s for \(what); the view shows \(last ?? "nothing")")
     }
   }
 
@@ -344,5 +350,34 @@ import Testing
     try await capturer.stopCapture()
     view = nil
     await display.stop()
+  }
+}
+
+/// ``PixelBuffer/cropped(x:y:width:height:)``, the crop of a view's fill: the same bytes,
+/// described from another origin, for both 4:2:0 layouts.
+@Suite(.sharedProcess) struct PixelBufferCropTests {
+  @Test(arguments: [PixelFormat.i420, .nv12]) func aCropIsTheSameBytesFromAnotherOrigin(format: PixelFormat) throws {
+    let (width, height) = (16, 8)
+    // Luma is 16 * row + column; chroma 100 + 10 * row + byte.
+    let luma = (0..<height).flatMap { row in (0..<width).map { UInt8(16 * row + $0) } }
+    let chromaRows = (0..<height / 2).map { row in (0..<width).map { UInt8(100 + 10 * row + $0) } }
+    let chroma: [UInt8] =
+      format == .nv12
+      ? chromaRows.flatMap { $0 }
+      : chromaRows.map { Array($0.prefix(width / 2)) }.flatMap { $0 }
+        + chromaRows.map { Array($0.prefix(width / 2)) }.flatMap { $0 }
+    let frame = try PixelBuffer(width: width, height: height, format: format, bytes: luma + chroma)
+    let part = try #require(frame.cropped(x: 4, y: 2, width: 8, height: 4))
+    #expect(part.width == 8 && part.height == 4 && part.buffer.size == frame.buffer.size, "no copy")
+    try part.withPlane(0) { bytes, plane in
+      #expect(bytes[0] == UInt8(16 * 2 + 4))
+      #expect(bytes[plane.stride + 7] == UInt8(16 * 3 + 11))
+    }
+    try part.withPlane(1) { bytes, plane in
+      // Chroma row 1; byte 4 in NV12's interleaved plane, 2 in I420's.
+      #expect(bytes[0] == UInt8(100 + 10 + (format == .nv12 ? 4 : 2)))
+    }
+    #expect(frame.cropped(x: 1, y: 0, width: 8, height: 4) == nil, "odd origins cannot be described")
+    #expect(frame.cropped(x: 12, y: 0, width: 8, height: 4) == nil, "outside the picture")
   }
 }

@@ -130,6 +130,17 @@ public struct Buffer: Sendable {
     }
   }
 
+  /// A new buffer over the same memory (no byte copied), with this one's timestamps and flags
+  /// but none of its metas: to describe the same bytes another way (a crop, with
+  /// ``addVideoMeta(_:)``).
+  ///
+  /// The corresponding C function is `gst_buffer_copy_region` with `GST_BUFFER_COPY_MEMORY`.
+  public func sharingMemory() -> Buffer {
+    let flags = GstBufferCopyFlags(
+      rawValue: GST_BUFFER_COPY_MEMORY.rawValue | GST_BUFFER_COPY_TIMESTAMPS.rawValue | GST_BUFFER_COPY_FLAGS.rawValue)
+    return Buffer(adopting: gst_buffer_copy_region(storage.pointer, flags, 0, gsize.max)!)
+  }
+
   /// A media-specific offset (the frame number for video sources), nil when not set.
   public var offset: UInt64? {
     get { storage.pointer.pointee.offset == guint64.max ? nil : UInt64(storage.pointer.pointee.offset) }

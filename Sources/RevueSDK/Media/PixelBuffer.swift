@@ -151,6 +151,31 @@ public struct PixelBuffer: Sendable {
     self.init(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
   }
 
+  /// The part of the picture at (`x`, `y`) of `width`×`height` (even numbers), over the same
+  /// bytes (no copy: a video meta describes the part); nil for formats other than I420 and
+  /// NV12, or a part outside the picture.
+  func cropped(x: Int, y: Int, width: Int, height: Int) -> PixelBuffer? {
+    guard format == .i420 || format == .nv12, x >= 0, y >= 0, width > 0, height > 0, x + width <= self.width,
+      y + height <= self.height, x % 2 == 0, y % 2 == 0, width % 2 == 0, height % 2 == 0
+    else { return nil }
+    // Luma moves by (x, y); chroma by half as many rows, and half as many bytes across in I420's
+    // separate planes, as many in NV12's interleaved one.
+    let offsets = planes.enumerated().map { index, plane in
+      index == 0
+        ? plane.offset + y * plane.stride + x
+        : plane.offset + (y / 2) * plane.stride + (format == .nv12 ? x : x / 2)
+    }
+    var buffer = buffer.sharingMemory()
+    do {
+      try buffer.addVideoMeta(
+        Buffer.VideoMeta(
+          format: format.gstreamerName, width: width, height: height, offsets: offsets, strides: planes.map(\.stride)))
+      return try PixelBuffer(wrapping: buffer, width: width, height: height, format: format, colorRange: colorRange)
+    } catch {
+      return nil
+    }
+  }
+
   /// GStreamer's default layout of a picture: its byte size and its planes.
   private static func defaultLayout(width: Int, height: Int, format: PixelFormat) throws(MediaBufferError) -> (
     size: Int, planes: [Plane]

@@ -171,12 +171,15 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     /// The picture as shown (after turning, mirroring and scaling), for snapshots.
     var shown: Buffer?
     var shownCaps: Caps?
-    /// Cleared since the latest frame: what reaches the sink is black, not a picture.
+    /// Cleared since the latest frame: what reaches the sink now is black, not a picture.
     var cleared = true
     /// Frames drawn so far (for the debug overlay's frame rate).
     var framesDrawn = 0
     /// The latest buffer pushed (a frame, or black), pushed again to redraw the debug overlay.
     var lastBuffer: Buffer?
+    /// The shape frames are cropped to (``LayoutMode/fill``), as seen before the turn; nil
+    /// for ``LayoutMode/fit``.
+    var fill: (width: Int, height: Int)?
     var lastCaps: Caps?
   }
   private nonisolated let shared = Locked(Shared())
@@ -219,6 +222,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     // the main actor never comes between them.
     let first = shared.value.withLock { state -> Bool? in
       guard !state.drops, let source = state.source else { return nil }
+      let pixelBuffer = state.fill.flatMap { Self.crop(pixelBuffer, to: $0) } ?? pixelBuffer
       let caps = pixelBuffer.caps
       if state.lastCaps != caps {
         source.caps = caps
@@ -243,6 +247,23 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// Clears the view: its track is muted, or its camera off, with no placeholder.
   nonisolated func clearPicture() {
     Task { @MainActor [weak self] in self?.clear() }
+  }
+
+  /// The middle of `frame` in the shape of `ratio`, over the same bytes; nil when it has that
+  /// shape already, or cannot be cropped without a copy (formats other than I420 and NV12,
+  /// which are shown whole, as ``LayoutMode/fit`` shows them).
+  nonisolated static func crop(_ frame: PixelBuffer, to ratio: (width: Int, height: Int)) -> PixelBuffer? {
+    let (width, height) = (frame.width, frame.height)
+    // Compare width/height with the ratio without dividing.
+    let wide = width * ratio.height, tall = height * ratio.width
+    guard wide != tall else { return nil }
+    let even = { (value: Int) in value / 2 * 2 }
+    if wide > tall {
+      let cropped = max(2, even(height * ratio.width / ratio.height))
+      return frame.cropped(x: even((width - cropped) / 2), y: 0, width: cropped, height: even(height))
+    }
+    let cropped = max(2, even(width * ratio.height / ratio.width))
+    return frame.cropped(x: 0, y: even((height - cropped) / 2), width: even(width), height: cropped)
   }
 
   // MARK: - Snapshot
@@ -310,14 +331,13 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     clear()
   }
 
-  /// `appsrc ! videoconvert ! aspectratiocrop ! videoflip ! videoscale ! I420 of the view's size
-  /// ! videobox (the debug border) ! textoverlay (the debug lines) ! videoconvert ! sink`:
-  /// the crop of ``LayoutMode/fill`` comes before the turn (so that turning changes a property,
-  /// not the caps the crop sees), at the turned ratio.
+  /// `appsrc ! videoconvert ! videoflip ! videoscale ! I420 of the view's size ! videobox (the
+  /// debug border) ! textoverlay (the debug lines) ! videoconvert ! sink`. The crop of
+  /// ``LayoutMode/fill`` is made on each frame before it goes in (``render(pixelBuffer:)``).
   private func build(sink factory: String) throws -> MediaPipeline {
     let description =
       "appsrc name=source format=time is-live=true do-timestamp=true max-buffers=2 leaky-type=downstream"
-      + " ! videoconvert ! aspectratiocrop name=crop ! videoflip name=flip ! videoscale add-borders=true"
+      + " ! videoconvert ! videoflip name=flip ! videoscale add-borders=true"
       + " ! capsfilter name=size ! videobox name=border ! textoverlay name=debug silent=true valignment=top"
       + " halignment=left line-alignment=left font-desc=\"Sans 9\" ! videoconvert ! \(factory) name=sink sync=false"
     builds += 1
@@ -336,6 +356,9 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     try made.pipeline.element(named: "debug", as: Element.self).staticPad("src")?.addProbe(.buffer) { pad, info in
       guard let buffer = info.buffer else { return .ok }
       let caps = pad.currentCaps
+      // A clear's black frame (marked by its offset, which every element here keeps) is no
+      // picture, even when it reaches the sink after a frame pushed later was let in.
+      guard buffer.offset != VideoView.blackMark else { return .ok }
       box.value.withLock { state in
         if !state.cleared { (state.shown, state.shownCaps) = (buffer, caps) }
       }
@@ -372,10 +395,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
     try? pipeline.element(named: "size")?.set(
       "caps", try Caps("video/x-raw,format=I420,width=\(width),height=\(height),pixel-aspect-ratio=1/1"))
-    // The crop sees the picture before it is turned: a quarter turn swaps the ratio.
+    // The crop is made on the picture before it is turned: a quarter turn swaps the ratio.
     let turned = (rotationOverride ?? ._0).swapsDimensions
-    let ratio = turned ? Fraction(Int32(height), Int32(width)) : Fraction(Int32(width), Int32(height))
-    try? pipeline.element(named: "crop")?.set("aspect-ratio", layoutMode == .fill ? ratio : Fraction(0, 1))
+    let ratio = turned ? (width: height, height: width) : (width: width, height: height)
+    shared.value.withLock { $0.fill = layoutMode == .fill ? ratio : nil }
   }
 
   /// Sets the turn, then the mirror, as one `videoflip` direction.
@@ -437,12 +460,18 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   }
 
   /// A black I420 frame of `width`×`height` (rounded up to even), in the caps of the frames a
-  /// track sends.
+  /// track sends, its buffer marked with ``blackMark``.
   private nonisolated static func black(width: Int, height: Int) -> PixelBuffer? {
     let (width, height) = ((width + 1) / 2 * 2, (height + 1) / 2 * 2)
     let bytes = [UInt8](repeating: 16, count: width * height) + [UInt8](repeating: 128, count: width * height / 2)
-    return try? PixelBuffer(width: width, height: height, format: .i420, bytes: bytes)
+    guard let frame = try? PixelBuffer(width: width, height: height, format: .i420, bytes: bytes) else { return nil }
+    var buffer = frame.buffer
+    buffer.offset = blackMark
+    return frame.replacingBuffer(buffer)
   }
+
+  /// The offset of a clear's black frames.
+  nonisolated static let blackMark: UInt64 = 0x7EEE_B1AC
 
   private func firstFrameDrawn() {
     guard shared.value.withLock({ $0.drawn?.generation == $0.generation }) else { return }
