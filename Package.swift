@@ -39,7 +39,9 @@ let package = Package(
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
     .executableTarget(name: "revue-fuzz", dependencies: ["RevueFuzzTargets"], path: "Fuzz/Main"),
-    .target(name: "RevueTestSupport", dependencies: ["GStreamer"], path: "Tests/RevueTestSupport"),
+    .target(name: "RevueTestSupport", dependencies: ["GStreamer", "RevueTSanSupport"], path: "Tests/RevueTestSupport"),
+    // Under `swift test --sanitize=thread` only: tells ThreadSanitizer about Mutex's contended path.
+    .target(name: "RevueTSanSupport", path: "Tests/RevueTSanSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),

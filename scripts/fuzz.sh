@@ -59,8 +59,9 @@ for target in "${targets[@]}"; do
   REVUE_FUZZ_TARGET=$target timeout --kill-after=10 $((seconds + 120)) "$binary" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "${dictionary[@]}" "$corpus" "Fuzz/Corpus/$target" >"$log" 2>&1 || status=$?
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  # A crash on the first input leaves neither line: nothing found is not an error here.
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  coverage=$({ grep -o 'cov: [0-9]*' "$log" || true; } | tail -1 | cut -d' ' -f2)
   if ((status != 0)); then
     echo "FUZZ FAILED: $target (exit $status), input in $findings/, log $log:" >&2
     grep -E -A40 "ERROR: |runtime failure|Fatal error|deadly signal|ALARM|out-of-memory" "$log" | head -80 >&2 || tail -40 "$log" >&2

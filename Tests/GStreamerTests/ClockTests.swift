@@ -44,7 +44,9 @@ extension GStreamerSuite {
       for sample in samples {
         let pts = try #require(sample.pts)
         let offset = Int64(sample.now.nanoseconds) - Int64(pts.nanoseconds + baseTime.nanoseconds)
-        #expect(abs(offset) < 20_000_000, "buffer at \(pts) arrived \(Double(offset) / 1e6) ms off its clock time")
+        #expect(
+          abs(offset) < Int64(20_000_000 * TestEnvironment.timingAllowance),
+          "buffer at \(pts) arrived \(Double(offset) / 1e6) ms off its clock time")
       }
     }
 
