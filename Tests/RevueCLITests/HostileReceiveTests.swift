@@ -53,10 +53,14 @@ import Testing
       "\(srtp ? "SRTP" : "plain") receiver under \(sent): \(settled.kib) KiB at \(settled.second) s,"
       + " \(end.kib) KiB at \(end.second) s; \(end.frames - readings[0].frames) frames decoded meanwhile"
     print(summary)
-    #expect(end.kib - settled.kib <= Self.allowedGrowth, "\(summary)")
+    // Under AddressSanitizer freed memory waits in its quarantine (up to 256 MiB), so resident
+    // memory says nothing there: the plain run measures it.
+    if TestEnvironment.sanitizer == nil {
+      #expect(end.kib - settled.kib <= Self.allowedGrowth, "\(summary)")
+    }
     // 30 frames a second sent; at least half of them decoded, on a machine busy with the flood.
     let seconds = end.second - readings[0].second
-    #expect(Double(end.frames - readings[0].frames) >= 15 * seconds, "\(summary)")
+    #expect(Double(end.frames - readings[0].frames) >= 15 * seconds / TestEnvironment.timingAllowance, "\(summary)")
     await sender.stop()
     await receiver.stop()
   }
