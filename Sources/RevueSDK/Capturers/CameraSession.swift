@@ -68,7 +68,9 @@ final class CameraSession: Sendable {
           "video/x-raw, format={ I420, NV12 }, width=\(choice.dimensions.width), height=\(choice.dimensions.height)"))
       let sink = try tail.element(named: "sink", as: AppSink.self)
       sink.setCallbacks(newSample: { [weak pipeline] sample in
-        guard let pipeline, let frame = Self.frame(of: sample, baseTime: pipeline.pipeline.baseTime) else { return }
+        guard let pipeline, let frame = PixelBuffer.captured(sample, baseTime: pipeline.pipeline.baseTime) else {
+          return
+        }
         progress.frameArrived()
         onFrame(frame)
       })
@@ -112,17 +114,6 @@ final class CameraSession: Sendable {
       return DeviceError(.cameraInUse, "the camera \(device.name) is in use by another application")
     }
     return DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) could not be opened: \(error)")
-  }
-
-  /// The frame of an appsink sample, timed by its capture time (its running time plus
-  /// `baseTime`); nil when its caps are not a 4:2:0 picture.
-  private static func frame(of sample: Sample, baseTime: ClockTime) -> PixelBuffer? {
-    guard var buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
-      let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
-      let name = structure.get("format", as: String.self), let format = PixelFormat(gstreamerName: name)
-    else { return nil }
-    buffer.stampCaptureTime(baseTime: baseTime)
-    return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: format)
   }
 }
 

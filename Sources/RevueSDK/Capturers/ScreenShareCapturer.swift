@@ -140,12 +140,8 @@ public final class ScreenShareCapturer: VideoCapturer, @unchecked Sendable {
 
   /// Builds and plays the capture pipeline, and waits for its first frame.
   private func start(_ options: ScreenShareCaptureOptions) throws(RevueError) -> MediaPipeline {
-    let environment = ProcessInfo.processInfo.environment
-    let display = options.display ?? environment["DISPLAY"] ?? ""
-    var lookup = environment
-    lookup["DISPLAY"] = display
-    lookup["WAYLAND_DISPLAY"] = nil
-    guard Display.current(environment: lookup) != nil else {
+    let display = options.display ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? ""
+    guard Display.x11(display) != nil else {
       throw RevueError(
         .invalidState,
         "cannot share the screen: no X11 display (\(display.isEmpty ? "DISPLAY is not set" : "no server at \(display)"))"
@@ -178,7 +174,8 @@ public final class ScreenShareCapturer: VideoCapturer, @unchecked Sendable {
       }
       let sink = try pipeline.pipeline.element(named: "sink", as: AppSink.self)
       sink.setCallbacks(newSample: { [weak self, weak pipeline] sample in
-        guard let self, let pipeline, let frame = Self.frame(of: sample, baseTime: pipeline.pipeline.baseTime) else {
+        guard let self, let pipeline, let frame = PixelBuffer.captured(sample, baseTime: pipeline.pipeline.baseTime)
+        else {
           return
         }
         if !started.exchange(true, ordering: .acquiringAndReleasing) { first.signal() }
@@ -205,14 +202,5 @@ public final class ScreenShareCapturer: VideoCapturer, @unchecked Sendable {
     // Stopped from another thread: the failing element's own thread posted the error.
     DispatchQueue.global().async { pipeline?.stop() }
     interrupt(reason: "the screen share stopped: \(reason)")
-  }
-
-  /// The I420 frame of an appsink sample, timed by its capture time.
-  private static func frame(of sample: Sample, baseTime: ClockTime) -> PixelBuffer? {
-    guard var buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
-      let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self)
-    else { return nil }
-    buffer.stampCaptureTime(baseTime: baseTime)
-    return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
   }
 }

@@ -254,8 +254,8 @@ public struct SRTPKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
       var proven: [UInt32: (sequence: UInt16, roc: UInt32)] = [:]
       /// Where authenticated packets came from (a few: the sender's sockets).
       var senders: [SenderLatch.Address] = []
-      /// The latest sequence number of recent SSRCs with no stream, by a hash of the SSRC.
-      var recent = [(ssrc: UInt32, sequence: UInt16)](repeating: (0, 0), count: 256)
+      /// Which recent SSRCs with no stream have packets in sequence.
+      var recent = SequenceMemory()
       /// When a stranger's new SSRC was let in: any, and one in sequence.
       var letIn: (any: ContinuousClock.Instant?, inSequence: ContinuousClock.Instant?)
       /// When the latest packet passed authentication.
@@ -264,8 +264,6 @@ public struct SRTPKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
       var cleared = 0
     }
     private let state = Mutex(State())
-    /// Spreads SSRCs over ``State/recent`` in a way a stranger cannot aim at.
-    private let spread = UInt32.random(in: 0...UInt32.max) | 1
 
     /// Packets dropped before the decoder.
     var dropped: Int { state.withLock { $0.dropped } }
@@ -284,12 +282,7 @@ public struct SRTPKey: Sendable, Hashable, CustomStringConvertible, CustomDebugS
           state.dropped += 1
           return false
         }
-        var inSequence = false
-        if let sequence {
-          let slot = Int((ssrc &* spread) >> 24)
-          inSequence = state.recent[slot].ssrc == ssrc && state.recent[slot].sequence &+ 1 == sequence
-          state.recent[slot] = (ssrc, sequence)
-        }
+        let inSequence = sequence.map { state.recent.follows(ssrc: ssrc, sequence: $0, from: nil) } ?? false
         if state.letIn.any.map({ now - $0 >= Self.hold }) ?? true {
           state.letIn.any = now
           return true

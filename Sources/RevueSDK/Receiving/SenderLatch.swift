@@ -51,19 +51,8 @@ struct SenderLatch: Sendable {
   private var heard: ContinuousClock.Instant?
   /// When the latched sender was latched.
   private var latched: ContinuousClock.Instant?
-  /// The latest packet of recent streams, by a hash of their SSRC, to tell a stream whose
-  /// packets come in sequence from made-up packets: a fixed table, so that a flood of SSRCs
-  /// costs no memory; a flood overwrites a slot now and then, which only delays a takeover.
-  private var recent = [Recent](repeating: Recent(), count: 256)
-  /// Spreads SSRCs over ``recent`` in a way a stranger cannot aim at.
-  private let spread = UInt32.random(in: 0...UInt32.max) | 1
-
-  /// A stream's latest packet.
-  private struct Recent {
-    var ssrc: UInt32 = 0
-    var sequence: UInt16 = 0
-    var address: Address?
-  }
+  /// Which recent streams' packets come in sequence.
+  private var recent = SequenceMemory()
 
   /// Judges an RTP packet of `ssrc`, `sequence` and `payloadType` (media when it is
   /// `mediaType`; RTX and FEC otherwise) that came from `source` at `now`.
@@ -74,7 +63,7 @@ struct SenderLatch: Sendable {
     let live = isLive(at: now)
     // Retransmissions and FEC: their own elements drop what they cannot place.
     guard payloadType == mediaType else { return live && !Self.same(address, source) ? .drop : .pass }
-    let inSequence = remember(ssrc: ssrc, sequence: sequence, from: source)
+    let inSequence = recent.follows(ssrc: ssrc, sequence: sequence, from: source)
     if ssrc == self.ssrc && Self.same(address, source) {
       heard = now
       proven = proven || inSequence
@@ -113,21 +102,33 @@ struct SenderLatch: Sendable {
     return .take
   }
 
-  /// Records a packet in ``recent``; returns whether it follows its stream's latest packet.
-  private mutating func remember(ssrc: UInt32, sequence: UInt16, from source: Address?) -> Bool {
-    let slot = Int((ssrc &* spread) >> 24)
-    let latest = recent[slot]
-    recent[slot] = Recent(ssrc: ssrc, sequence: sequence, address: source)
-    return latest.ssrc == ssrc && latest.sequence &+ 1 == sequence && Self.same(latest.address, source)
-  }
-
   private func isLive(at now: ContinuousClock.Instant) -> Bool {
     heard.map { now - $0 < Self.hold } ?? false
   }
 
   /// Whether two addresses are the same; an unknown one matches any.
-  private static func same(_ one: Address?, _ other: Address?) -> Bool {
+  static func same(_ one: Address?, _ other: Address?) -> Bool {
     guard let one, let other else { return true }
     return one.host == other.host && one.port == other.port
+  }
+}
+
+/// The latest sequence number of recent RTP streams, by a hash of their SSRC, to tell a stream
+/// whose packets come in sequence (RFC 3550's probation) from made-up packets: a fixed table,
+/// so that a flood of SSRCs costs no memory; a flood overwrites a slot now and then, which only
+/// delays the judgement.
+struct SequenceMemory: Sendable {
+  private var slots = [(ssrc: UInt32, sequence: UInt16, address: SenderLatch.Address?)](
+    repeating: (0, 0, nil), count: 256)
+  /// Spreads SSRCs over the slots in a way a stranger cannot aim at.
+  private let spread = UInt32.random(in: 0...UInt32.max) | 1
+
+  /// Records a packet of `ssrc` and `sequence` from `source`; returns whether it follows the
+  /// latest one of its SSRC, from the same address (an unknown one matches any).
+  mutating func follows(ssrc: UInt32, sequence: UInt16, from source: SenderLatch.Address?) -> Bool {
+    let slot = Int((ssrc &* spread) >> 24)
+    let latest = slots[slot]
+    slots[slot] = (ssrc, sequence, source)
+    return latest.ssrc == ssrc && latest.sequence &+ 1 == sequence && SenderLatch.same(latest.address, source)
   }
 }

@@ -305,12 +305,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     pipeline = nil
     shared.value.withLock { $0.source = nil }
     var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl && !glFailed)
-    var environment = ProcessInfo.processInfo.environment
-    if let display { (environment["DISPLAY"], environment["WAYLAND_DISPLAY"]) = (display, nil) }
-    if factory != "fakesink", Display.current(environment: environment) == nil {
+    if factory != "fakesink", Display.x11(display) == nil {
       RevueLog.log(
         .error, "VideoView",
-        "no display (\(Display.missing(environment: environment))): the view draws offscreen;"
+        "no display (\(Display.missing(environment: Display.x11Environment(display)))): the view draws offscreen;"
           + " run in a desktop session or under Xvfb")
       factory = "fakesink"
     }

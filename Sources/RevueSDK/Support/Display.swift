@@ -27,6 +27,20 @@ enum Display {
     return nil
   }
 
+  /// The X11 server of `display` (`:1`), or of `DISPLAY` when nil, as ``current(environment:)``
+  /// finds it: nil when there is none. (`ximagesrc` and `ximagesink` draw on X11 only.)
+  static func x11(_ display: String?) -> String? {
+    current(environment: x11Environment(display))
+  }
+
+  /// The process's environment with `display` as `DISPLAY` (when given) and no Wayland display.
+  static func x11Environment(_ display: String?) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    if let display { environment["DISPLAY"] = display }
+    environment["WAYLAND_DISPLAY"] = nil
+    return environment
+  }
+
   /// Why there is no display, for messages.
   static func missing(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
     let named = ["DISPLAY", "WAYLAND_DISPLAY"].compactMap { name in

@@ -130,3 +130,16 @@ extension Buffer {
     dts = nil
   }
 }
+
+extension PixelBuffer {
+  /// The frame of a capture pipeline's appsink sample, timed by its capture time (its running
+  /// time plus `baseTime`); nil when its caps are not a picture the SDK takes.
+  static func captured(_ sample: Sample, baseTime: ClockTime) -> PixelBuffer? {
+    guard var buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
+      let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
+      let name = structure.get("format", as: String.self), let format = PixelFormat(gstreamerName: name)
+    else { return nil }
+    buffer.stampCaptureTime(baseTime: baseTime)
+    return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: format)
+  }
+}
