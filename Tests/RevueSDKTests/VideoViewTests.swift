@@ -306,6 +306,25 @@ import Testing
     await display.stop()
   }
 
+  /// `.auto` mirrors the local front camera only: not its back camera, not a buffer track.
+  @MainActor @Test func autoMirrorsTheFrontCameraOnly() {
+    let view = VideoView(size: Dimensions(width: 64, height: 64), target: .offscreen)
+    let front = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(position: .front))
+    let back = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(position: .back))
+    let buffer = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    view.track = front
+    #expect(view.appliedMirror)
+    view.track = back
+    #expect(!view.appliedMirror)
+    view.track = buffer
+    #expect(!view.appliedMirror)
+    view.mirrorMode = .mirror
+    #expect(view.appliedMirror)
+    view.mirrorMode = .off
+    view.track = front
+    #expect(!view.appliedMirror)
+  }
+
   /// Records the sizes a view's delegate hears.
   final class SizeWatch: VideoViewDelegate {
     var sizes: [Dimensions] = []

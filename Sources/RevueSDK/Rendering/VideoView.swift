@@ -87,10 +87,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     didSet {
       guard oldValue !== track else { return }
       oldValue?.remove(videoRenderer: self)
-      shared.value.withLock { state in
-        state.generation += 1
-        state.mirrored = Self.mirrors(track, mode: mirrorMode)
-      }
+      shared.value.withLock { $0.generation += 1 }
       clear()
       setRendering(false)
       didRenderFirstFrame = false
@@ -103,13 +100,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// How the picture fills the view.
   public var layoutMode = LayoutMode.fill { didSet { applyLayout() } }
   /// Whether the picture is mirrored.
-  public var mirrorMode = MirrorMode.auto {
-    didSet {
-      let mirrored = Self.mirrors(track, mode: mirrorMode)
-      shared.value.withLock { $0.mirrored = mirrored }
-      applyOrientation()
-    }
-  }
+  public var mirrorMode = MirrorMode.auto { didSet { applyOrientation() } }
   /// An extra turn clockwise, for display only; nil and `._0` show the picture as it is.
   public var rotationOverride: VideoRotation? {
     didSet {
@@ -164,7 +155,6 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private struct Shared {
     var source: AppSrc?
     var drops = false
-    var mirrored = false
     var generation = 0
     /// The latest frame drawn: when, and which generation of the track.
     var drawn: (at: ContinuousClock.Instant, generation: Int)?
@@ -185,6 +175,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private nonisolated let shared = Locked(Shared())
   private var pipeline: MediaPipeline?
   private var hadTrack = false
+  /// Whether the picture is mirrored now (``MirrorMode/auto`` follows the camera's position).
+  private(set) var appliedMirror = false
   /// The pipeline's errors so far.
   private var failures = 0
   /// Pipelines built so far: the latest is the one whose errors count.
@@ -401,7 +393,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
 
   /// Sets the turn, then the mirror, as one `videoflip` direction.
   private func applyOrientation() {
-    let mirrored = shared.value.withLock { $0.mirrored }
+    let mirrored = Self.mirrors(track, mode: mirrorMode)
+    appliedMirror = mirrored
     let direction: String
     switch (rotationOverride ?? ._0, mirrored) {
     case (._0, false): direction = "identity"
@@ -481,6 +474,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// clears the view.
   private func checkRendering() {
     defer { if isDebugMode { updateDebugOverlay() } }
+    // A camera switched from front to back (or back) is mirrored (or not) from now on.
+    if Self.mirrors(track, mode: mirrorMode) != appliedMirror { applyOrientation() }
     if hadTrack, track == nil {
       hadTrack = false
       clear()
