@@ -43,6 +43,37 @@ import Testing
     return "other \(sample)"
   }
 
+  /// Waits, within `seconds`, until `view` shows a picture that satisfies `condition` (given
+  /// nil while it shows nothing), and returns it; with `feeding`, pushes the frame once and
+  /// again after each picture drawn.
+  @discardableResult static func picture(
+    of view: VideoView, _ what: String, within seconds: Double = 10,
+    feeding: (capturer: BufferCapturer, frame: PixelBuffer)? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation, until condition: @escaping @Sendable (PixelBuffer?) -> Bool
+  ) async throws -> PixelBuffer? {
+    let pictures = view.pictures.subscribe()
+    feeding.map { $0.capturer.capture($0.frame) }
+    if condition(view.shownPicture) { return view.shownPicture }
+    do {
+      return try await withDeadline(seconds, what, sourceLocation: sourceLocation) {
+        for await _ in pictures {
+          let shown = view.shownPicture
+          if condition(shown) { return shown }
+          feeding.map { $0.capturer.capture($0.frame) }
+        }
+        throw CancellationError()
+      }
+    } catch {
+      let last = view.shownPicture.map { picture in
+        "\(picture.width)x\(picture.height), "
+          + [(10, 100), (100, 5), (100, 100), (190, 100)].map {
+            "(\($0.0), \($0.1)) \(color(picture, $0.0, $0.1))"
+          }.joined(separator: ", ")
+      }
+      throw DeadlineExceeded("\(error); the view shows \(last ?? "nothing")")
+    }
+  }
+
   /// A view of 200×200 showing a buffer track, and a way to push frames into it.
   final class Stage {
     let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
@@ -55,24 +86,12 @@ import Testing
       try await capturer.startCapture()
     }
 
-    /// Pushes `frame` (a source at 100 fps) until the view shows a picture that satisfies
-    /// `condition`, within 10 s.
+    /// Pushes `frame`, again after each picture drawn, until the view shows a picture that
+    /// satisfies `condition`, within 10 s.
     @MainActor func show(
-      _ frame: PixelBuffer, _ what: String, until condition: (PixelBuffer) -> Bool
+      _ frame: PixelBuffer, _ what: String, until condition: @escaping @Sendable (PixelBuffer) -> Bool
     ) async throws -> PixelBuffer {
-      let deadline = ContinuousClock.now + .seconds(10)
-      while ContinuousClock.now < deadline {
-        capturer.capture(frame)
-        if let shown = view.shownPicture, condition(shown) { return shown }
-        try await Task.sleep(for: .milliseconds(10))
-      }
-      let last = view.shownPicture.map { picture in
-        "\(picture.width)x\(picture.height), "
-          + [(10, 100), (100, 5), (100, 100), (190, 100)].map {
-            "(\($0.0), \($0.1)) \(VideoViewTests.color(picture, $0.0, $0.1))"
-          }.joined(separator: ", ")
-      }
-      throw DeadlineExceeded("waited 10 s for \(what); the view shows \(last ?? "nothing")")
+      try await VideoViewTests.picture(of: view, what, feeding: (capturer, frame)) { $0.map(condition) ?? false }!
     }
   }
 
@@ -176,9 +195,7 @@ import Testing
     try await stage?.capturer.stopCapture()
     stage = nil
     #expect(view.track == nil)
-    let deadline = ContinuousClock.now + .seconds(5)
-    while view.shownPicture != nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-    #expect(view.shownPicture == nil, "the view clears when its track goes")
+    try await Self.picture(of: view, "the view to clear when its track goes", within: 5) { $0 == nil }
   }
 
   @MainActor @Test func withNoDisplayAWindowViewDrawsOffscreen() async throws {
@@ -208,12 +225,8 @@ import Testing
     }
     #expect(Self.color(shown, 10, 150) == "red", "the picture inside the border")
     // No frame for 2 s: not rendering, and the border turns red.
-    let deadline = ContinuousClock.now + .seconds(10)
-    while stage.view.shownPicture.map({ Self.color($0, 1, 1) != "red" }) ?? true, ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(50))
-    }
+    try await Self.picture(of: stage.view, "the border to turn red") { $0.map { Self.color($0, 1, 1) } == "red" }
     #expect(!stage.view.isRendering)
-    #expect(stage.view.shownPicture.map { Self.color($0, 1, 1) } == "red")
     stage.view.isDebugMode = false
     _ = try await stage.show(split, "the picture without the overlay") {
       Self.color($0, 1, 1) == "red" && Self.color($0, 198, 198) == "blue"
@@ -234,21 +247,16 @@ import Testing
     try await stage.track.mute()
     _ = try await stage.show(split, "the placeholder while muted") { Self.color($0, 10, 100) == "green" }
     stage.track.mutePlaceholder = nil
-    let deadline = ContinuousClock.now + .seconds(5)
-    while stage.view.shownPicture != nil && ContinuousClock.now < deadline {
-      stage.capturer.capture(split)
-      try await Task.sleep(for: .milliseconds(10))
-    }
-    #expect(stage.view.shownPicture == nil, "no placeholder: the view clears, and frames do not show")
+    try await Self.picture(of: stage.view, "the view to clear: no placeholder", within: 5) { $0 == nil }
+    for _ in 0..<5 { stage.capturer.capture(split) }
+    #expect(stage.view.shownPicture == nil, "frames do not show while muted")
     stage.track.mutePlaceholder = green
     _ = try await stage.show(split, "the new placeholder") { Self.color($0, 10, 100) == "green" }
     let late = VideoView(size: Dimensions(width: 100, height: 100), target: .offscreen)
     late.track = stage.track
-    let lateDeadline = ContinuousClock.now + .seconds(5)
-    while late.shownPicture.map({ Self.color($0, 50, 50) != "green" }) ?? true, ContinuousClock.now < lateDeadline {
-      try await Task.sleep(for: .milliseconds(10))
+    try await Self.picture(of: late, "a view attached while muted to show the placeholder", within: 5) {
+      $0.map { Self.color($0, 50, 50) } == "green"
     }
-    #expect(late.shownPicture.map { Self.color($0, 50, 50) } == "green", "a view attached while muted")
     try await stage.track.unmute()
     _ = try await stage.show(split, "frames once unmuted") { Self.color($0, 10, 100) == "red" }
     try await stage.capturer.stopCapture()
@@ -359,12 +367,10 @@ import Testing
     #expect(["glimagesink", "ximagesink"].contains(view.renderer), "\(view.renderer)")
     view.track = track
     let frame = try Self.frame()
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !view.isRendering && ContinuousClock.now < deadline {
-      capturer.capture(frame)
-      try await Task.sleep(for: .milliseconds(30))
+    let drawn = try await Self.picture(of: view, "a picture drawn with \(view.renderer)", feeding: (capturer, frame)) {
+      $0.map { Self.color($0, 20, 120) } == "red"
     }
-    #expect(view.isRendering, "drawing with \(view.renderer)")
+    #expect(drawn != nil)
     print("renderMode .gl draws with \(view.renderer)")
     try await capturer.stopCapture()
     view = nil

@@ -173,6 +173,9 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     var lastCaps: Caps?
   }
   private nonisolated let shared = Locked(Shared())
+  /// Told each time the picture shown changes (a picture drawn, or the view cleared): what
+  /// tests wait on.
+  nonisolated let pictures = Broadcast<Void>()
   private var pipeline: MediaPipeline?
   private var hadTrack = false
   /// Whether the picture is mirrored now (``MirrorMode/auto`` follows the camera's position).
@@ -267,7 +270,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   }
 
   /// The picture as shown (I420), nil before a frame or after the view was cleared.
-  var shownPicture: PixelBuffer? {
+  nonisolated var shownPicture: PixelBuffer? {
     shared.value.withLock { state -> PixelBuffer? in
       guard let buffer = state.shown, let structure = state.shownCaps?.structure(at: 0),
         let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self)
@@ -342,6 +345,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     if let display, sink.hasProperty("display") { try sink.set("display", display) }
     if case .embedded(let handle) = target { sink.setWindowHandle(handle) }
     let box = shared
+    let pictures = self.pictures
     // The picture as shown, still I420 (the sink may take RGB).
     try made.pipeline.element(named: "debug", as: Element.self).staticPad("src")?.addProbe(.buffer) { pad, info in
       guard let buffer = info.buffer else { return .ok }
@@ -349,9 +353,11 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       // A clear's black frame (marked by its offset, which every element here keeps) is no
       // picture, even when it reaches the sink after a frame pushed later was let in.
       guard buffer.offset != VideoView.blackMark else { return .ok }
-      box.value.withLock { state in
+      let shown = box.value.withLock { state in
         if !state.cleared { (state.shown, state.shownCaps) = (buffer, caps) }
+        return !state.cleared
       }
+      if shown { pictures.send(()) }
       return .ok
     }
     let source = try made.pipeline.element(named: "source", as: AppSrc.self)
@@ -435,6 +441,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       state.drawn = nil
       state.cleared = true
       (state.shown, state.shownCaps) = (nil, nil)
+      pictures.send(())
       guard let source = state.source else { return }
       let structure = state.lastCaps?.structure(at: 0)
       let width = structure?.get("width", as: Int.self) ?? 16
