@@ -211,17 +211,7 @@ public final class Subprocess: Sendable {
   public func waitForOutput(
     containing text: String, within seconds: Double, sourceLocation: SourceLocation = #_sourceLocation
   ) async throws -> String {
-    let seen = { @Sendable (state: State) in String(decoding: state.output, as: UTF8.self).contains(text) }
-    try await wait(within: seconds, for: "`\(command)` to print \"\(text)\"", sourceLocation: sourceLocation) {
-      seen($0) || $0.hasEnded
-    }
-    let (found, exit) = shared.state.withLock { (seen($0), $0.exit) }
-    if !found {
-      throw DeadlineExceeded(
-        "`\(command)` exited (status \(exit.status)) without printing \"\(text)\""
-          + " (\(sourceLocation.fileName):\(sourceLocation.line)); its standard error:\n\(Self.tail(exit.error))")
-    }
-    return exit.output
+    try await waitForOutput(within: seconds, for: "\"\(text)\"", sourceLocation: sourceLocation) { $0.contains(text) }
   }
 
   /// Waits until what the program wrote to standard output so far satisfies `condition`, and
