@@ -29,6 +29,9 @@ packages=(
   # video view's debug overlay (textoverlay).
   xvfb
   fonts-dejavu-core
+  # `ss`: the tests wait until the process has closed its connections to a display before they
+  # stop its X server.
+  iproute2
 )
 
 missing=()

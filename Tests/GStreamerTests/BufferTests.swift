@@ -120,4 +120,19 @@ extension GStreamerSuite {
     let words = Self.words(RTCPFeedback.pictureLoss(from: 7, media: 9))
     #expect(words == [0x80C9_0001, 7, 0x81CE_0002, 7, 9])
   }
+
+  @Test func sourceDescriptionsAreReadByKindAndSource() {
+    // An empty receiver report, then an SDES of two chunks: 0x5678 with a CNAME only, 0x1234
+    // with a CNAME, a NOTE and a PRIV item (not one of the kinds read); each ends with a zero
+    // item and pads to a word.
+    let first: [UInt8] = [0, 0, 0x56, 0x78, 1, 1] + Array("c".utf8) + [0]
+    let second: [UInt8] =
+      [0, 0, 0x12, 0x34, 1, 3] + Array("a@b".utf8) + [7, 5] + Array("muted".utf8) + [8, 2, 1] + Array("x".utf8)
+      + [0, 0, 0, 0]
+    let sdes: [UInt8] = [0x82, 202, 0, UInt8((first.count + second.count) / 4)] + first + second
+    let buffer = Buffer(copying: [0x80, 201, 0, 1, 0, 0, 0, 9] + sdes)
+    #expect(buffer.rtcpSourceDescriptions == [0x1234: [.cname: "a@b", .note: "muted"], 0x5678: [.cname: "c"]])
+    #expect(buffer.rtcpCNames == [0x1234: "a@b", 0x5678: "c"])
+    #expect(Buffer(copying: Array("not RTCP".utf8)).rtcpSourceDescriptions.isEmpty)
+  }
 }

@@ -53,7 +53,7 @@ import Testing
         environment: Self.drawing(["DISPLAY": display.display, "WAYLAND_DISPLAY": ""]))
       #expect(exit.status == 0, "\(variables): \(exit.error)")
     }
-    await display.stop()
+    try await display.stop()
   }
 
   /// `revue receive --window`: headless, one line says there is no display and the stream is
@@ -76,6 +76,6 @@ import Testing
       let complaints = exit.error.split(separator: "\n").filter { $0.contains("no display") }
       #expect(complaints.count == (environment["DISPLAY"] == "" ? 1 : 0), "\(exit.error)")
     }
-    await display.stop()
+    try await display.stop()
   }
 }

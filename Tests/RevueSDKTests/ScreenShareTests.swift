@@ -92,7 +92,7 @@ import Testing
     await room.disconnect()
     await receiving.disconnect()
     await window.stop()
-    await display.stop()
+    try await display.stop()
   }
 
   @Test func withNoDisplayTheCapturerIsInErrorAndTheSwitchGoesBackOff() async throws {

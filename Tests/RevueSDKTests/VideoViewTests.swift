@@ -311,7 +311,7 @@ import Testing
     try await capturer.stopCapture()
     // The view lets go of the X server before it goes (Xlib ends a process whose server dies).
     view = nil
-    await display.stop()
+    try await display.stop()
   }
 
   /// `.auto` mirrors the local front camera only: not its back camera, not a buffer track.
@@ -374,7 +374,7 @@ import Testing
     print("renderMode .gl draws with \(view.renderer)")
     try await capturer.stopCapture()
     view = nil
-    await display.stop()
+    try await display.stop()
   }
 }
 

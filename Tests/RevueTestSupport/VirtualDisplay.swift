@@ -18,6 +18,47 @@ public final class VirtualDisplay: Sendable {
     display = ":" + output.trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
-  /// Ends the server.
-  public func stop() async { await server.stop() }
+  /// Ends the server once this process holds no connection to it, waiting up to `seconds` for
+  /// the last to close: Xlib ends a process whose X server goes away under one of its
+  /// connections, and some close on a thread of their own after the view or capturer that
+  /// opened them has gone (the display of an OpenGL attempt). Connections of child processes
+  /// are not waited for: a child that draws is stopped before its display.
+  /// - Throws: ``DeadlineExceeded`` when a connection is still open at the deadline (a view or
+  ///   capturer that was not let go); the server is then left running, to end with the process.
+  public func stop(within seconds: Double = 10) async throws {
+    let number = display.dropFirst().prefix { $0 != "." }
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    // Nothing tells when a socket closes: the connections are looked at every 50 ms.
+    while case let open = try await Self.connections(toDisplay: String(number)), open > 0 {
+      guard ContinuousClock.now < deadline else {
+        throw DeadlineExceeded(
+          "this process still has \(open) connection(s) to display \(display) after \(seconds) s:"
+            + " a view or capturer was not let go")
+      }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    await server.stop()
+  }
+
+  /// How many of this process's sockets are connected to the X server of display `number`: the
+  /// server's ends of its connections (`ss -x`, the server's socket path as local address) whose
+  /// peers are sockets this process holds.
+  static func connections(toDisplay number: String) async throws -> Int {
+    let fileDescriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    let mine = Set(
+      fileDescriptors.compactMap { descriptor -> Substring? in
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"),
+          target.hasPrefix("socket:[")
+        else { return nil }
+        return target.dropFirst("socket:[".count).dropLast()
+      }.map(String.init))
+    let listing = try await Subprocess.run(URL(fileURLWithPath: "/bin/ss"), ["-xH"], within: 5).output
+    let path = "/tmp/.X11-unix/X\(number)"
+    // `u_str ESTAB 0 0 @/tmp/.X11-unix/X0 1160777 * 1160776`: the server's end, then its peer.
+    return listing.split(separator: "\n").count { line in
+      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 8, fields[4] == path || fields[4] == "@" + path else { return false }
+      return mine.contains(String(fields[7]))
+    }
+  }
 }

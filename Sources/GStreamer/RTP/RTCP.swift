@@ -98,17 +98,36 @@ extension Buffer {
   }
 }
 
+/// An item of an RTCP source description (SDES, RFC 3550 §6.5).
+public enum RTCPSourceItem: UInt8, Sendable, Hashable {
+  /// The canonical name: who the source is (`user@host`), the same for all its streams.
+  case cname = 1
+  /// The user's name.
+  case name
+  /// The user's e-mail address.
+  case email
+  /// The user's phone number.
+  case phone
+  /// Where the user is.
+  case location
+  /// The application that sends.
+  case tool
+  /// A transient note on the source's state.
+  case note
+}
+
 extension Buffer {
-  /// The CNAMEs of the SDES chunks in this RTCP buffer, by SSRC; empty when it is not valid RTCP.
+  /// The items of the SDES chunks in this RTCP buffer, by SSRC; empty when it is not valid RTCP.
+  /// Items of other kinds than ``RTCPSourceItem`` (PRIV) are left out.
   ///
   /// The corresponding C functions are `gst_rtcp_packet_sdes_first_item` and `gst_rtcp_packet_sdes_get_entry`.
-  public var rtcpCNames: [UInt32: String] {
+  public var rtcpSourceDescriptions: [UInt32: [RTCPSourceItem: String]] {
     withPointer { pointer in
       guard gst_rtcp_buffer_validate(pointer) != 0 else { return [:] }
       var rtcp = GstRTCPBuffer()
       guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return [:] }
       defer { gst_rtcp_buffer_unmap(&rtcp) }
-      var names: [UInt32: String] = [:]
+      var descriptions: [UInt32: [RTCPSourceItem: String]] = [:]
       var packet = GstRTCPPacket()
       var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
       while more {
@@ -121,10 +140,11 @@ extension Buffer {
               var type = GST_RTCP_SDES_INVALID
               var length: guint8 = 0
               var data: UnsafeMutablePointer<guint8>?
-              if gst_rtcp_packet_sdes_get_entry(&packet, &type, &length, &data) != 0, type == GST_RTCP_SDES_CNAME,
-                let data
+              if gst_rtcp_packet_sdes_get_entry(&packet, &type, &length, &data) != 0,
+                let kind = RTCPSourceItem(rawValue: UInt8(truncatingIfNeeded: type.rawValue)), let data
               {
-                names[ssrc] = String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+                descriptions[ssrc, default: [:]][kind] = String(
+                  decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
               }
               entry = gst_rtcp_packet_sdes_next_entry(&packet) != 0
             }
@@ -133,9 +153,12 @@ extension Buffer {
         }
         more = gst_rtcp_packet_move_to_next(&packet) != 0
       }
-      return names
+      return descriptions
     }
   }
+
+  /// The CNAMEs of the SDES chunks in this RTCP buffer, by SSRC; empty when it is not valid RTCP.
+  public var rtcpCNames: [UInt32: String] { rtcpSourceDescriptions.compactMapValues { $0[.cname] } }
 
   /// Whether this is a valid RTP packet (version 2, a consistent header and padding).
   ///
