@@ -100,23 +100,27 @@ import Testing
     #expect(Self.media(&latch, 2, 502, from: Self.stranger, at: Self.hold * 5) == .pass)
   }
 
-  @Test func rtcpIsTheLiveSendersReportsFromItOrOnePortOfItsHost() {
+  @Test func rtcpIsTheSendersReportsFromItOrOnePortOfItsHost() {
     var latch = SenderLatch()
     // Before any media, RTCP is not taken: it would add a source to the session per SSRC.
-    #expect(latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(0)) == .drop)
+    #expect(latch.control(reporterSSRC: 9, from: Self.stranger, at: Self.at(0)) == .drop)
     _ = Self.media(&latch, 1, 100, at: 0)
-    #expect(latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(10)) == .take)
-    #expect(latch.control(senderSSRC: 9, from: Self.stranger, at: Self.at(10)) == .drop)
-    #expect(latch.control(senderSSRC: 1, from: ("127.0.0.2", 40001), at: Self.at(10)) == .drop)
+    #expect(latch.control(reporterSSRC: 1, from: Self.sender, at: Self.at(10)) == .take)
+    #expect(latch.control(reporterSSRC: 9, from: Self.stranger, at: Self.at(10)) == .drop)
+    #expect(latch.control(reporterSSRC: 1, from: ("127.0.0.2", 40001), at: Self.at(10)) == .drop)
     // A plain RTP tool's RTCP socket: the first port of the host with a report of the SSRC.
     let rtcp: SenderLatch.Address = ("127.0.0.1", 40001)
-    #expect(latch.control(senderSSRC: 1, from: rtcp, at: Self.at(20)) == .take)
-    #expect(latch.control(senderSSRC: 1, from: rtcp, at: Self.at(30)) == .take)
-    #expect(latch.control(senderSSRC: 1, from: Self.stranger, at: Self.at(30)) == .drop)
+    #expect(latch.control(reporterSSRC: 1, from: rtcp, at: Self.at(20)) == .take)
+    #expect(latch.control(reporterSSRC: 1, from: rtcp, at: Self.at(30)) == .take)
+    #expect(latch.control(reporterSSRC: 1, from: Self.stranger, at: Self.at(30)) == .drop)
     // Reports of the sender's other SSRCs (its retransmissions'), or none, go unused.
-    #expect(latch.control(senderSSRC: nil, from: rtcp, at: Self.at(30)) == .ignore)
-    #expect(latch.control(senderSSRC: 77, from: Self.sender, at: Self.at(30)) == .ignore)
-    // Once the sender is silent, nobody's.
-    #expect(latch.control(senderSSRC: 1, from: Self.sender, at: Self.at(Self.hold + 1)) == .drop)
+    #expect(latch.control(reporterSSRC: nil, from: rtcp, at: Self.at(30)) == .ignore)
+    #expect(latch.control(reporterSSRC: 77, from: Self.sender, at: Self.at(30)) == .ignore)
+    // A silent sender's own reports are still taken (they say it is muted); no new RTCP port
+    // is learned for it, and nobody else's reports are taken.
+    #expect(latch.control(reporterSSRC: 1, from: Self.sender, at: Self.at(Self.hold + 1)) == .take)
+    #expect(latch.control(reporterSSRC: 1, from: rtcp, at: Self.at(Self.hold + 1)) == .take)
+    #expect(latch.control(reporterSSRC: 1, from: ("127.0.0.1", 40003), at: Self.at(Self.hold + 1)) == .drop)
+    #expect(latch.control(reporterSSRC: 9, from: Self.stranger, at: Self.at(Self.hold + 1)) == .drop)
   }
 }

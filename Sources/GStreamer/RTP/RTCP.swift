@@ -40,11 +40,7 @@ extension Buffer {
   ///
   /// The corresponding C functions are `gst_rtcp_buffer_map` and `gst_rtcp_packet_get_rb`.
   public var rtcpReportBlocks: [RTCPReportBlock] {
-    withPointer { pointer in
-      guard gst_rtcp_buffer_validate(pointer) != 0 else { return [] }
-      var rtcp = GstRTCPBuffer()
-      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return [] }
-      defer { gst_rtcp_buffer_unmap(&rtcp) }
+    withRTCP { rtcp -> [RTCPReportBlock]? in
       var blocks: [RTCPReportBlock] = []
       var packet = GstRTCPPacket()
       var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
@@ -79,7 +75,7 @@ extension Buffer {
         more = gst_rtcp_packet_move_to_next(&packet) != 0
       }
       return blocks
-    }
+    } ?? []
   }
 }
 
@@ -122,11 +118,7 @@ extension Buffer {
   ///
   /// The corresponding C functions are `gst_rtcp_packet_sdes_first_item` and `gst_rtcp_packet_sdes_get_entry`.
   public var rtcpSourceDescriptions: [UInt32: [RTCPSourceItem: String]] {
-    withPointer { pointer in
-      guard gst_rtcp_buffer_validate(pointer) != 0 else { return [:] }
-      var rtcp = GstRTCPBuffer()
-      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return [:] }
-      defer { gst_rtcp_buffer_unmap(&rtcp) }
+    withRTCP { rtcp -> [UInt32: [RTCPSourceItem: String]]? in
       var descriptions: [UInt32: [RTCPSourceItem: String]] = [:]
       var packet = GstRTCPPacket()
       var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
@@ -154,7 +146,7 @@ extension Buffer {
         more = gst_rtcp_packet_move_to_next(&packet) != 0
       }
       return descriptions
-    }
+    } ?? [:]
   }
 
   /// The CNAMEs of the SDES chunks in this RTCP buffer, by SSRC; empty when it is not valid RTCP.
@@ -192,11 +184,7 @@ extension Buffer {
   ///
   /// The corresponding C function is `gst_rtcp_packet_sr_get_sender_info`.
   public var rtcpSenderInfo: RTCPSenderInfo? {
-    withPointer { pointer -> RTCPSenderInfo? in
-      guard gst_rtcp_buffer_validate(pointer) != 0 else { return nil }
-      var rtcp = GstRTCPBuffer()
-      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return nil }
-      defer { gst_rtcp_buffer_unmap(&rtcp) }
+    withRTCP { rtcp in
       var packet = GstRTCPPacket()
       var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
       while more {
@@ -211,6 +199,37 @@ extension Buffer {
         more = gst_rtcp_packet_move_to_next(&packet) != 0
       }
       return nil
+    }
+  }
+
+  /// The SSRC of the source that reports, when this RTCP compound starts with a sender or a
+  /// receiver report (as RFC 3550 wants every compound to); nil otherwise, or when it is not
+  /// valid RTCP.
+  ///
+  /// The corresponding C functions are `gst_rtcp_packet_sr_get_sender_info` and `gst_rtcp_packet_rr_get_ssrc`.
+  public var rtcpReporterSSRC: UInt32? {
+    withRTCP { rtcp in
+      var packet = GstRTCPPacket()
+      guard gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0 else { return nil }
+      switch gst_rtcp_packet_get_type(&packet) {
+      case GST_RTCP_TYPE_SR:
+        var ssrc: guint32 = 0
+        gst_rtcp_packet_sr_get_sender_info(&packet, &ssrc, nil, nil, nil, nil)
+        return ssrc
+      case GST_RTCP_TYPE_RR: return gst_rtcp_packet_rr_get_ssrc(&packet)
+      default: return nil
+      }
+    }
+  }
+
+  /// `body` with this buffer mapped as RTCP; nil when it is not valid RTCP.
+  private func withRTCP<T>(_ body: (inout GstRTCPBuffer) -> T?) -> T? {
+    withPointer { pointer -> T? in
+      guard gst_rtcp_buffer_validate(pointer) != 0 else { return nil }
+      var rtcp = GstRTCPBuffer()
+      guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return nil }
+      defer { gst_rtcp_buffer_unmap(&rtcp) }
+      return body(&rtcp)
     }
   }
 }

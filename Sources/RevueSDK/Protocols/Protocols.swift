@@ -65,3 +65,18 @@ extension VideoCapturerDelegate {
   /// Does nothing.
   public func capturer(_ capturer: VideoCapturer, didReport fault: MediaFault) {}
 }
+
+/// Told of changes a remote participant makes to its tracks, on the main actor (held weakly;
+/// see ``VideoCapturerDelegate`` on running the main actor on Linux). Code without a main loop
+/// can read the tracks' `events` instead (``StreamEvent/muted(_:)``).
+@MainActor
+public protocol RemoteParticipantDelegate: AnyObject {
+  /// The sender muted `track` or turned its camera off (`isMuted` true), or unmuted it: its
+  /// views clear and stay empty while it is muted; show the App's own placeholder.
+  func participant(_ participant: RemoteParticipant, track: Track, didUpdateIsMuted isMuted: Bool)
+}
+
+extension RemoteParticipantDelegate {
+  /// Does nothing.
+  public func participant(_ participant: RemoteParticipant, track: Track, didUpdateIsMuted isMuted: Bool) {}
+}

@@ -93,6 +93,8 @@ final class RTPSender: Sendable {
   private let baseTime: ClockTime
   /// The running time of the last buffer sent, to keep them in order.
   private let lastSent = Atomic<UInt64>(0)
+  /// Whether the reports say the track is muted (``signal(muted:)``).
+  private let signalledMuted = Mutex(false)
 
   /// Builds and starts the pipeline, sending every stream to `host`.
   /// - Parameters:
@@ -130,8 +132,7 @@ final class RTPSender: Sendable {
       let rtpbin = try Element.make("rtpbin", name: "rtpbin", as: Bin.self)
       try rtpbin.set("rtp-profile", Value.enumeration("avpf"))
       try rtpbin.set("rtcp-sync-send-time", false)
-      try rtpbin.set(
-        "sdes", try Structure(name: "application/x-rtp-source-sdes", ["cname": LocalTrackPublication.cname]))
+      try rtpbin.set("sdes", try Self.sourceDescription(muted: false))
       try pipeline.pipeline.add(source, rtpbin)
       let split = streams.count > 1 ? try Element.make("tee", name: "split") : source
       if split !== source {
@@ -363,6 +364,37 @@ final class RTPSender: Sendable {
 
   /// Stops sending.
   func stop() { pipeline.stop() }
+
+  /// The SDES NOTE of a muted track (RFC 3550 §6.5.7: "the current state of the source"), sent
+  /// in every regular RTCP report while the track is muted or its camera off; ``unmutedNote``
+  /// otherwise. Receivers that do not know it ignore it.
+  static let mutedNote = "muted"
+  /// The SDES NOTE of a track that is not muted.
+  static let unmutedNote = "unmuted"
+
+  /// What every stream's RTCP says of its source: the CNAME, and whether the track is muted.
+  private static func sourceDescription(muted: Bool) throws -> Structure {
+    try Structure(
+      name: "application/x-rtp-source-sdes",
+      ["cname": LocalTrackPublication.cname, "note": muted ? mutedNote : unmutedNote])
+  }
+
+  /// Says from the next regular report on (within about a second: reports go four times a
+  /// second at most) whether the track is muted or its camera off.
+  func signal(muted: Bool) {
+    // Under the lock, so that the last call's value is the one set.
+    signalledMuted.withLock { signalled in
+      guard signalled != muted else { return }
+      signalled = muted
+      do {
+        try pipeline.pipeline.element(named: "rtpbin", as: Element.self)
+          .set("sdes", try Self.sourceDescription(muted: muted))
+      } catch {
+        RevueLog.log(
+          .warning, "Publication", "the \(name) sender cannot say it is \(muted ? "muted" : "unmuted"): \(error)")
+      }
+    }
+  }
 
   /// `caps` with the frame rate the encoders are set for, when they give none (`0/1`, as pushed
   /// frames do): x264enc holds one frame more at an unknown rate. The last caps are kept, so a

@@ -84,13 +84,33 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
         + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery,
-      srtp: srtp, source: source
+      srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
     ) { sample, captured in
       guard let frame = relay.target?.deliver(sample), let syncMeter, let captured else { return }
       syncMeter.video(frame, captured: captured)
     }
     super.init(name: name, source: .camera)
     relay.target = self
+    // A report that said so before the relay was set.
+    if receiver.isMutedBySender { setMuted(true) }
+  }
+
+  /// The participant that sends the track, told when its sender mutes it.
+  let participant = Relay<RemoteParticipant>()
+
+  /// The sender muted the track (or turned its camera off), or unmuted it: views clear and show
+  /// nothing while it is muted (custom renderers get what comes, such as the sender's
+  /// placeholder); the track's events and the participant's delegates are told.
+  override func didChangeMute(_ isMuted: Bool) {
+    if isMuted { clearRenderers() }
+    receiver.status.muted(isMuted)
+    participant.target?.track(self, didUpdateIsMuted: isMuted)
+  }
+
+  /// Adds a renderer; a view added while the track is muted starts empty.
+  public override func add(videoRenderer: any VideoRenderer) {
+    super.add(videoRenderer: videoRenderer)
+    if isMuted, let view = videoRenderer as? any ClearingRenderer { view.clearPicture() }
   }
 
   /// Renders a decoded sample; returns its frame.
@@ -100,7 +120,11 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       let frame = try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
     else { return nil }
     last.withLock { $0 = frame }
-    render(frame)
+    if isMuted {
+      for renderer in renderers.all where !(renderer is any ClearingRenderer) { renderer.render(pixelBuffer: frame) }
+    } else {
+      render(frame)
+    }
     return frame
   }
 
@@ -135,7 +159,7 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
       address: address, port: port, clockRate: 48_000, payloadType: 111,
       caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
-      latency: latency, srtp: srtp, source: source
+      latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
     ) { sample, captured in
       guard let buffer = sample.buffer,
         let pcm = try? AudioPCMBuffer(
@@ -147,6 +171,16 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
     }
     super.init(name: name, source: .microphone)
     relay.target = self
+    if receiver.isMutedBySender { setMuted(true) }
+  }
+
+  /// The participant that sends the track, told when its sender mutes it.
+  let participant = Relay<RemoteParticipant>()
+
+  /// The sender muted or unmuted the track: its events and the participant's delegates are told.
+  override func didChangeMute(_ isMuted: Bool) {
+    receiver.status.muted(isMuted)
+    participant.target?.track(self, didUpdateIsMuted: isMuted)
   }
 
   /// The receiver's counters now (`framesDecoded` counts decoded buffers).
@@ -187,10 +221,28 @@ public final class RemoteParticipant: Sendable {
   public let audioTrack: RemoteAudioTrack?
   private let syncMeter: SyncMeter?
 
+  private let delegates = MulticastDelegate<any RemoteParticipantDelegate>()
+
   init(videoTrack: RemoteVideoTrack?, audioTrack: RemoteAudioTrack?, syncMeter: SyncMeter? = nil) {
     self.videoTrack = videoTrack
     self.audioTrack = audioTrack
     self.syncMeter = syncMeter
+    videoTrack?.participant.target = self
+    audioTrack?.participant.target = self
+  }
+
+  /// Adds a delegate, held weakly: keep your own reference.
+  public func add(delegate: any RemoteParticipantDelegate) { delegates.add(delegate: delegate) }
+
+  /// Removes a delegate.
+  public func remove(delegate: any RemoteParticipantDelegate) { delegates.remove(delegate: delegate) }
+
+  /// Tells the delegates, on the main actor, that the sender muted or unmuted `track`.
+  fileprivate func track(_ track: Track, didUpdateIsMuted isMuted: Bool) {
+    Task { @MainActor [weak self] in
+      guard let self else { return }
+      for delegate in self.delegates.all { delegate.participant(self, track: track, didUpdateIsMuted: isMuted) }
+    }
   }
 
   /// The lip sync of the sender's video and audio, when they carry the sync test signal
@@ -239,6 +291,9 @@ final class RTPReceiver: Sendable {
     /// Packets dropped because they came from another host than the source.
     var foreign = 0
     var cname: String?
+    /// Whether the sender's reports say its track is muted (or its camera off): the SDES NOTE
+    /// of ``RTPSender/signal(muted:)``.
+    var muted = false
     /// Where feedback goes: where the sender's RTCP comes from or, until its first report,
     /// where its media comes from (Revue's senders send both from one socket).
     var senderAddress: (host: String, port: Int)?
@@ -329,12 +384,15 @@ final class RTPReceiver: Sendable {
   ///   - srtp: the key of an SRTP stream; nil for plain RTP.
   ///   - source: the numeric address of the one host packets are taken from; nil for any.
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
+  ///   - muted: called on the RTCP thread when the sender's reports say its track became muted
+  ///     (true) or unmuted (false).
   ///   - deliver: called with each decoded sample and the sender's wall-clock time of its
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
     address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
     recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
+    muted: @escaping @Sendable (Bool) -> Void,
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
@@ -459,23 +517,37 @@ final class RTPReceiver: Sendable {
     let rtcpReceived = decoder?.staticPad("rtcp_src") ?? pipeline.pipeline.element(named: "rtcpin")?.staticPad("src")
     rtcpReceived?.addProbe(.buffer) { _, info in
       guard let buffer = info.buffer else { return .ok }
-      let name = buffer.rtcpCNames.values.first
+      let descriptions = buffer.rtcpSourceDescriptions.values
+      let name = descriptions.lazy.compactMap { $0[.cname] }.first
+      // Early reports carry the CNAME only: a report without the note says nothing of muting.
+      let note = descriptions.lazy.compactMap { $0[.note] }.first
       let sender = buffer.senderAddress
       let report = buffer.rtcpSenderInfo
-      let (taken, moved, renamed) = counters.value.withLock { counters -> (Bool, Bool, Bool) in
-        switch counters.latch.control(senderSSRC: report?.ssrc, from: sender, at: .now) {
+      let reporter = buffer.rtcpReporterSSRC
+      let none = (taken: false, moved: false, renamed: false, muted: Bool?.none)
+      let (taken, moved, renamed, mute) = counters.value.withLock { counters -> (Bool, Bool, Bool, Bool?) in
+        switch counters.latch.control(reporterSSRC: reporter, from: sender, at: .now) {
         case .take: break
-        case .ignore: return (false, false, false)
+        case .ignore: return none
         case .drop:
           counters.otherSenders += 1
-          return (false, false, false)
+          return none
         }
         if let report { counters.senderReport = report }
         let renamed = name != nil && name != counters.cname
         if let name { counters.cname = name }
-        guard let sender, counters.senderAddress.map({ $0 != sender }) ?? true else { return (true, false, renamed) }
+        var mute: Bool?
+        if let note, [RTPSender.mutedNote, RTPSender.unmutedNote].contains(note),
+          counters.muted != (note == RTPSender.mutedNote)
+        {
+          counters.muted.toggle()
+          mute = counters.muted
+        }
+        guard let sender, counters.senderAddress.map({ $0 != sender }) ?? true else {
+          return (true, false, renamed, mute)
+        }
         counters.senderAddress = sender
-        return (true, true, renamed)
+        return (true, true, renamed, mute)
       }
       guard taken else {
         RevueLog.log(
@@ -483,6 +555,7 @@ final class RTPReceiver: Sendable {
         return .drop
       }
       if renamed, let name { identities.send(name) }
+      if let mute { muted(mute) }
       if moved, let sender { sendFeedback(sender) }
       return .ok
     }
@@ -664,6 +737,9 @@ final class RTPReceiver: Sendable {
   }
 
   var cname: String? { counters.value.withLock { $0.cname } }
+
+  /// Whether the sender's latest full report says its track is muted.
+  var isMutedBySender: Bool { counters.value.withLock { $0.muted } }
 
   /// An unsigned counter property of `element`; 0 without the element.
   private static func count(_ property: String, of element: Element?) -> Int {

@@ -18,10 +18,12 @@
 /// packets with an SSRC each, in sequence or not, would otherwise add a source to the session
 /// per packet, and grow it without bound.
 ///
-/// RTCP is taken only while a sender is live, when it starts with a sender report of its SSRC
-/// (as every compound of a sender does), from the sender's address or from one other port of
-/// its host (plain RTP tools send RTCP from a socket of its own): reports of other SSRCs would
-/// add sources to the session as made-up media would.
+/// RTCP is taken when it starts with a report of the latched SSRC (as every compound of a
+/// sender does: a sender report, or a receiver report once it has stopped sending), from the
+/// sender's address or from one other port of its host (plain RTP tools send RTCP from a socket
+/// of its own), which is learned while the sender is live: reports of other SSRCs would add
+/// sources to the session as made-up media would. The latched sender's reports are taken when
+/// it is silent too (its camera off, its track muted): they say so (``RTPSender/signal(muted:)``).
 ///
 /// This holds off strangers and mistakes, not an attacker who reads the stream and forges its
 /// sender's address: that takes SRTP (``SRTPKey``) and a source filter (`from:`).
@@ -88,16 +90,16 @@ struct SenderLatch: Sendable {
     case drop
   }
 
-  /// Judges an RTCP packet from `source` at `now` whose first report is a sender report of
-  /// `senderSSRC` (nil when it has none).
-  mutating func control(senderSSRC: UInt32?, from source: Address?, at now: ContinuousClock.Instant)
+  /// Judges an RTCP packet from `source` at `now` whose first report (sender or receiver
+  /// report) is of `reporterSSRC` (nil when it starts with neither).
+  mutating func control(reporterSSRC: UInt32?, from source: Address?, at now: ContinuousClock.Instant)
     -> ControlVerdict
   {
-    guard isLive(at: now) else { return .drop }
-    guard let address, let source else { return senderSSRC == ssrc ? .take : .drop }
+    guard ssrc != nil else { return .drop }
+    guard let address, let source else { return isLive(at: now) && reporterSSRC == ssrc ? .take : .drop }
     let fromSender = Self.same(address, source) || rtcpAddress.map { Self.same($0, source) } == true
-    if fromSender { return senderSSRC == ssrc ? .take : .ignore }
-    guard rtcpAddress == nil, source.host == address.host, senderSSRC == ssrc else { return .drop }
+    if fromSender { return reporterSSRC == ssrc ? .take : .ignore }
+    guard isLive(at: now), rtcpAddress == nil, source.host == address.host, reporterSSRC == ssrc else { return .drop }
     rtcpAddress = source
     return .take
   }

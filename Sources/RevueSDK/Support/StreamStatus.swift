@@ -18,6 +18,9 @@ public enum StreamEvent: Sendable, Hashable {
   /// An element of its pipeline warned or failed (a failure also ends the stream:
   /// ``state(_:)`` with ``StreamState/failed(_:)`` follows).
   case fault(MediaFault)
+  /// A received track's sender muted it, or turned its camera off (true), or unmuted it
+  /// (false); ``Track/isMuted`` says the same.
+  case muted(Bool)
 }
 
 /// The state and events of one stream (a publication or a received track), fed by its
@@ -46,6 +49,12 @@ final class StreamStatus: Sendable {
 
   /// The App stopped the stream.
   func stopped() { change(to: .stopped) }
+
+  /// The sender muted or unmuted a received track.
+  func muted(_ isMuted: Bool) {
+    RevueLog.log(.info, "Receiver", "\(name): \(isMuted ? "muted" : "unmuted") by its sender")
+    broadcast.send(.muted(isMuted))
+  }
 
   /// Moves from running to `state`, once; sends the change.
   @discardableResult

@@ -49,7 +49,15 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
   }
 
   /// Starts handing every delivered buffer to `sender` (a publication's).
-  func attach(_ sender: RTPSender) { senders.withLock { $0.append(sender) } }
+  func attach(_ sender: RTPSender) {
+    senders.withLock { $0.append(sender) }
+    sender.signal(muted: isMuted)
+  }
+
+  /// Tells the publications, whose receivers say it in ``Track/isMuted``.
+  override func didChangeMute(_ isMuted: Bool) {
+    for sender in senders.withLock({ $0 }) { sender.signal(muted: isMuted) }
+  }
 
   /// Stops handing buffers to `sender`.
   func detach(_ sender: RTPSender) { senders.withLock { $0.removeAll { $0 === sender } } }

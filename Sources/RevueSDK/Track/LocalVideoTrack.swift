@@ -49,6 +49,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   /// Runs the placeholder loop exactly while a camera track is published or rendered and its
   /// camera is off; with no placeholder, views clear once.
   private func updateOffAir() {
+    signalMute()
     guard capturer is CameraCapturer else { return }
     let needed = isCameraOff && (!senders.withLock({ $0.isEmpty }) || !renderers.all.isEmpty)
     if needed && mutePlaceholder == nil { clearRenderers() }
@@ -135,7 +136,15 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     }
   }
 
+  /// Tells the publications whether receivers see the track as muted: while it is muted or its
+  /// camera off (``RemoteVideoTrack`` then says ``Track/isMuted``).
+  private func signalMute() {
+    let muted = isMuted || isCameraOff
+    for sender in senders.withLock({ $0 }) { sender.signal(muted: muted) }
+  }
+
   override func didChangeMute(_ isMuted: Bool) {
+    signalMute()
     guard isMuted else { return }
     if let placeholder = mutePlaceholder { render(placeholder) } else { clearRenderers() }
   }

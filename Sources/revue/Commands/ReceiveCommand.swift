@@ -62,11 +62,11 @@ struct ReceiveCommand {
           ("jitterMilliseconds", StreamCommand.milliseconds(stats.jitter)),
           ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
           ("avSyncMilliseconds", remote.avSyncMilliseconds as Any? ?? NSNull()),
-          ("sender", remote.identity),
+          ("sender", remote.identity), ("muted", track.isMuted),
         ],
         text:
           "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  lost \(stats.packetsLost)  jitter \(jitter)  latency \(latency)"
-          + "  frames \(stats.framesDecoded)  from \(remote.identity)"
+          + "  frames \(stats.framesDecoded)  from \(remote.identity)\(track.isMuted ? "  (muted by the sender)" : "")"
       )
     }
     printer.finish()
