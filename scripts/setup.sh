@@ -29,6 +29,8 @@ packages=(
   # video view's debug overlay (textoverlay).
   xvfb
   fonts-dejavu-core
+  # Xlib's headers: a test plays an application that hosts a video view in its own window.
+  libx11-dev
   # `ss`: the tests wait until the process has closed its connections to a display before they
   # stop its X server.
   iproute2

@@ -1,3 +1,4 @@
+import CX11
 import Foundation
 import RevueTestSupport
 import Synchronization
@@ -311,6 +312,73 @@ import Testing
     try await capturer.stopCapture()
     // The view lets go of the X server before it goes (Xlib ends a process whose server dies).
     view = nil
+    try await display.stop()
+  }
+
+  /// An application's own X11 window, made with Xlib as GTK or Qt would, and read back from
+  /// the X server.
+  final class HostWindow: @unchecked Sendable {
+    // Safety (@unchecked): the connection is used by one task at a time (the test's).
+    let connection: OpaquePointer
+    let window: Window
+    let size: (width: Int32, height: Int32)
+
+    init(on display: String, width: Int32, height: Int32) throws {
+      connection = try #require(XOpenDisplay(display), "cannot open display \(display)")
+      let screen = XDefaultScreen(connection)
+      let black = XBlackPixel(connection, screen)
+      window = XCreateSimpleWindow(
+        connection, XRootWindow(connection, screen), 0, 0, UInt32(width), UInt32(height), 0, black, black)
+      size = (width, height)
+      XMapWindow(connection, window)
+      XSync(connection, 0)
+    }
+
+    /// The colour at (`x`, `y`) of the window as the server has it: "red", "blue", "black" or "other".
+    func color(_ x: Int32, _ y: Int32) -> String {
+      guard let image = XGetImage(connection, window, 0, 0, UInt32(size.width), UInt32(size.height), ~0, ZPixmap)
+      else { return "none" }
+      defer { _ = image.pointee.f.destroy_image(image) }
+      let pixel = image.pointee.f.get_pixel(image, x, y)
+      let (red, green, blue) = (Int(pixel >> 16 & 0xFF), Int(pixel >> 8 & 0xFF), Int(pixel & 0xFF))
+      switch (red, green, blue) {
+      case (200..., ..<60, ..<60): return "red"
+      case (..<60, ..<60, 200...): return "blue"
+      case (..<30, ..<30, ..<30): return "black"
+      default: return "other (\(red), \(green), \(blue))"
+      }
+    }
+
+    /// Closes the window and the connection.
+    func close() {
+      XDestroyWindow(connection, window)
+      XCloseDisplay(connection)
+    }
+  }
+
+  /// `.embedded(windowHandle:)`: the view draws in the application's window (GStreamer's video
+  /// overlay), and the window shows the picture, mirrored as asked.
+  @MainActor @Test func anEmbeddedViewDrawsInTheApplicationsWindow() async throws {
+    let display = try await VirtualDisplay(width: 320, height: 240)
+    let host = try HostWindow(on: display.display, width: 200, height: 150)
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    var view: VideoView! = VideoView(
+      size: Dimensions(width: 200, height: 150), target: .embedded(windowHandle: UInt(host.window)),
+      display: display.display)
+    view.track = track
+    let frame = try Self.frame()
+    try await Self.picture(of: view, "the window, red on the left and blue on the right", feeding: (capturer, frame)) {
+      _ in host.color(20, 75) == "red" && host.color(180, 75) == "blue"
+    }
+    view.mirrorMode = .mirror
+    try await Self.picture(of: view, "the window, mirrored", feeding: (capturer, frame)) { _ in
+      host.color(20, 75) == "blue" && host.color(180, 75) == "red"
+    }
+    try await capturer.stopCapture()
+    view = nil
+    host.close()
     try await display.stop()
   }
 
