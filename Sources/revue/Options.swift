@@ -43,7 +43,8 @@ enum Command: Equatable {
                        send-vp8-720p-mjpeg send-h264-720p-mjpeg
                        receive-vp8-720p receive-h264-720p receive-vp8-480p receive-h264-480p
                        latency-vp8-720p latency-h264-720p startup-vp8-720p startup-h264-720p
-                       scale-vp8-480p
+                       scale-vp8-480p render-1080p (a VideoView window; on an Xvfb of its own with
+                       no display)
                        soak (run only when named: revue stream and revue receive of 720p VP8
                        beside gst-launch's pair, memory, threads and file descriptors after a
                        30 s warm-up)

@@ -138,8 +138,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   public var isDebugMode = false {
     didSet {
       guard oldValue != isDebugMode else { return }
-      applyLayout()
-      updateDebugOverlay()
+      rebuild(keepingPicture: true)
     }
   }
 
@@ -294,8 +293,12 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     return gl ? "glimagesink" : "ximagesink"
   }
 
-  /// (Re)builds the view's pipeline for the current mode and target, drawing black.
-  private func rebuild() {
+  /// (Re)builds the view's pipeline for the current mode and target, drawing black, or the
+  /// picture it showed when `keepingPicture`.
+  private func rebuild(keepingPicture: Bool = false) {
+    let kept = shared.value.withLock { state in
+      state.cleared ? nil : state.lastBuffer.flatMap { buffer in state.lastCaps.map { (buffer, $0) } }
+    }
     pipeline?.stop()
     pipeline = nil
     shared.value.withLock { $0.source = nil }
@@ -321,18 +324,29 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     applyLayout()
     applyOrientation()
     updateDebugOverlay()
-    clear()
+    guard keepingPicture, let (buffer, caps) = kept else { return clear() }
+    shared.value.withLock { state in
+      guard let source = state.source else { return }
+      source.caps = caps
+      (state.lastCaps, state.lastBuffer) = (caps, buffer)
+      try? source.push(buffer)
+    }
   }
 
-  /// `appsrc ! videoconvert ! videoflip ! videoscale ! I420 of the view's size ! videobox (the
-  /// debug border) ! textoverlay (the debug lines) ! videoconvert ! sink`. The crop of
+  /// `appsrc ! videoconvert ! videoflip ! videoscale ! I420 of the view's size ! videoconvert !
+  /// sink`, and in debug mode `videobox` (the border) and `textoverlay` (the lines) before the
+  /// last `videoconvert`: only then, since they cost a copy of every frame even with no border
+  /// (`videobox` converts frames whose colorimetry its output caps do not carry). The crop of
   /// ``LayoutMode/fill`` is made on each frame before it goes in (``render(pixelBuffer:)``).
   private func build(sink factory: String) throws -> MediaPipeline {
+    let debug =
+      isDebugMode
+      ? " ! videobox name=border ! textoverlay name=debug silent=true valignment=top halignment=left"
+        + " line-alignment=left font-desc=\"Sans 9\"" : ""
     let description =
       "appsrc name=source format=time is-live=true do-timestamp=true max-buffers=2 leaky-type=downstream"
       + " ! videoconvert ! videoflip name=flip ! videoscale add-borders=true"
-      + " ! capsfilter name=size ! videobox name=border ! textoverlay name=debug silent=true valignment=top"
-      + " halignment=left line-alignment=left font-desc=\"Sans 9\" ! videoconvert ! \(factory) name=sink sync=false"
+      + " ! capsfilter name=size\(debug) ! videoconvert ! \(factory) name=sink sync=false"
     builds += 1
     let build = builds
     let made = try MediaPipeline(parsing: description) { [weak self] fault in
@@ -347,7 +361,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     let box = shared
     let pictures = self.pictures
     // The picture as shown, still I420 (the sink may take RGB).
-    try made.pipeline.element(named: "debug", as: Element.self).staticPad("src")?.addProbe(.buffer) { pad, info in
+    let shownAt = try made.pipeline.element(named: isDebugMode ? "debug" : "size", as: Element.self)
+    shownAt.staticPad("src")?.addProbe(.buffer) { pad, info in
       guard let buffer = info.buffer else { return .ok }
       let caps = pad.currentCaps
       // A clear's black frame (marked by its offset, which every element here keeps) is no

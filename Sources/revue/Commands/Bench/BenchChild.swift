@@ -9,7 +9,7 @@ import Synchronization
 /// process, by the parent. It writes its results to standard output as `KEY=VALUE` lines, and
 /// the ones that run until told stop when their standard input closes.
 struct BenchChild {
-  /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`, `link-trial` (one
+  /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`, `render`, `link-trial` (one
   /// trial of `revue bench links`), or `idle` (GStreamer
   /// initialized and a room made, nothing more, until standard input closes: the memory every
   /// Revue process starts with).
@@ -38,6 +38,7 @@ struct BenchChild {
     case "latency": try await latency()
     case "startup": try await startup()
     case "scale": try await scale()
+    case "render": try await render()
     case "link-trial":
       // One trial of `revue bench links`, alone in this process: what it measured as one JSON line.
       let trial = try BenchCommand.Links.trial(parameters)
@@ -141,16 +142,36 @@ struct BenchChild {
     let publication = try await room.localParticipant!.publish(videoTrack: track, options: options(stream))
     let capturer = track.capturer as! BufferCapturer
     try await capturer.startCapture()
-    let start = ContinuousClock.now
-    for index in 0..<frames {
-      try await Task.sleep(until: start + .microseconds(33_333 * index), clock: .continuous)
-      capturer.capture(frame)
-    }
+    try await Self.push(frame, times: frames, into: capturer)
     let statistics = publication.statistics
     try await capturer.stopCapture()
     await room.disconnect()
     report("encoded=\(statistics.framesEncoded)")
     report("copied=\(Double(statistics.bytesCopiedToEncoder ?? 0) / Double(max(1, statistics.framesEncoded)))")
+  }
+
+  /// Pushes `frame` `times` times, 30 times a second, into `capturer`.
+  private static func push(_ frame: PixelBuffer, times: Int, into capturer: BufferCapturer) async throws {
+    let start = ContinuousClock.now
+    for index in 0..<times {
+      try await Task.sleep(until: start + .microseconds(33_333 * index), clock: .continuous)
+      capturer.capture(frame)
+    }
+  }
+
+  /// Shows one pushed 1920×1080 NV12 frame `frames` times, 30 times a second, in a 1920×1080
+  /// `VideoView` window on `DISPLAY`; reports `shown` (whether the view drew them, in a window).
+  @MainActor private func render() async throws {
+    let frames = try number("frames")
+    let frame = try await Self.testFrame(format: .nv12, width: 1920, height: 1080)
+    let track = LocalVideoTrack.createBufferTrack(name: "bench")
+    let view = VideoView(size: Dimensions(width: 1920, height: 1080), target: .window)
+    view.track = track
+    let capturer = track.capturer as! BufferCapturer
+    try await capturer.startCapture()
+    try await Self.push(frame, times: frames, into: capturer)
+    report("shown=\(view.renderer != "fakesink" && view.didRenderFirstFrame && view.isRendering)")
+    try await capturer.stopCapture()
   }
 
   /// The one SMPTE-bars frame pushed sources repeat: made by `videotestsrc`, as gst-launch's side

@@ -20,11 +20,13 @@ struct BenchCommand {
   var minutes: Int? = nil
 
   /// Frames per run of a scenario: 300 for buffer capture and each loss trial of the links,
-  /// 90 (3 s) for live sending and receiving, 240 (8 s) for latency.
+  /// 90 (3 s) for live sending and receiving, 240 (8 s) for latency, 150 (5 s, and 10 s) for
+  /// rendering.
   static func defaultFrames(_ kind: Kind) -> Int {
     switch kind {
     case .capture, .links: 300
     case .latency: 240
+    case .render: 150
     default: 90
     }
   }

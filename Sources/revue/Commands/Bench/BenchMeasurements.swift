@@ -53,6 +53,7 @@ extension BenchCommand {
     case .latency(let stream): try await latency(stream, side)
     case .startup(let stream): try await startup(stream, side)
     case .scale(let stream): [.senders: Double(try await largestSustained(stream, side))]
+    case .render: try await render(side)
     case .soak: preconditionFailure("the soak measures both sides at once: soak(_:)")
     case .links: preconditionFailure("the links are a report of their own: links()")
     }
@@ -140,6 +141,35 @@ extension BenchCommand {
         .cpuPerFrame: (runs[1].exit.cpuSeconds - runs[0].exit.cpuSeconds) * 1e6 / Double(count),
       ].merging(runs[1].exit.memory) { $1 }
     }
+  }
+
+  /// Rendering: one pushed 1920×1080 NV12 frame shown 30 times a second in a 1920×1080 X11
+  /// window, N and 2N times; the difference of the two runs' CPU time is the cost of N frames
+  /// shown, without start-up. The Revue child shows a buffer track in a `VideoView`; gst-launch
+  /// shows the frame with `videoconvert ! ximagesink` (`xvimagesink` where the server has XVideo;
+  /// Xvfb has not). On `DISPLAY`, or on an Xvfb of the bench's own when there is none.
+  private func render(_ side: Side) async throws -> [Metric: Double] {
+    let frames = frameCount(.render)
+    let display = try BenchDisplay.start()
+    defer { display?.stop() }
+    let sink = await BenchDisplay.gstLaunchSink()
+    let stream = BenchStream(codec: .vp8, width: 1920, height: 1080, source: .pushedNV12)
+    var runs: [ChildProcess.Exit] = []
+    for count in [frames, 2 * frames] {
+      let child =
+        side == .revue
+        ? try ChildProcess.revue("render", ["frames": "\(count)"])
+        : try ChildProcess.gstLaunch(
+          "\(stream.repeatedFrame(.nv12, frames: count)) ! videoconvert ! \(sink)")
+      let exit = await child.wait(stoppingAfter: Double(count) / 30 + 15)
+      guard exit.succeeded else { throw failure(side, exit) }
+      if side == .revue, child.results.first(where: { $0.key == "shown" })?.value != "true" {
+        throw RevueError(.gstreamer, "the Revue side showed no frame: \(child.results) \(exit.errors.suffix(600))")
+      }
+      runs.append(exit)
+    }
+    return [.cpuPerFrame: (runs[1].cpuSeconds - runs[0].cpuSeconds) * 1e6 / Double(frames)]
+      .merging(runs[1].memory) { $1 }
   }
 
   /// Sending: the child sends `frames` frames to a sink of the bench; measured from the

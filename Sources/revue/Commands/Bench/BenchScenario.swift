@@ -170,6 +170,9 @@ extension BenchCommand {
     /// Loss and outages through an emulated link, judged frame by frame (``Links``): a report of
     /// its own, not an A/B table.
     case links
+    /// One pushed 1920×1080 NV12 frame shown 30 times a second in an X11 window: a `VideoView`,
+    /// and `videoconvert ! ximagesink`.
+    case render
   }
 
   /// One measured scenario.
@@ -194,6 +197,7 @@ extension BenchCommand {
     case startupVP8 = "startup-vp8-720p"
     case startupH264 = "startup-h264-720p"
     case scaleVP8 = "scale-vp8-480p"
+    case render = "render-1080p"
     case soak
     case links
 
@@ -222,6 +226,7 @@ extension BenchCommand {
       case .startupVP8: .startup(hd(.vp8))
       case .startupH264: .startup(hd(.h264))
       case .scaleVP8: .scale(sd(.vp8))
+      case .render: .render
       case .soak: .soak(hd(.vp8))
       case .links: .links
       }
@@ -239,6 +244,7 @@ extension BenchCommand {
       case .scale(let stream): "\(stream.title) senders at 30 fps"
       case .soak(let stream): "soak \(stream.title)"
       case .links: "loss and outages through an emulated link"
+      case .render: "show 1080p pushed NV12 in an X11 window"
       }
     }
 
