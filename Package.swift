@@ -28,8 +28,10 @@ let package = Package(
       name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) },
       // gio (part of GLib) reads the sender addresses of received packets.
       linkerSettings: [.linkedLibrary("gio-2.0")]),
+    // V4L2's zoom control (linux/videodev2.h): a camera's own zoom.
+    .systemLibrary(name: "CV4L2", providers: [.apt(["linux-libc-dev"])]),
     .target(
-      name: "RevueSDK", dependencies: ["GStreamer"],
+      name: "RevueSDK", dependencies: ["GStreamer", "CV4L2"],
       resources: [.copy("Resources/Cameras"), .copy("Resources/Pipelines")]),
     // Tools to try Revue on bad links: a link emulator and stamped frames judged at the receiver
     // (used by `revue link`, `revue bench` and the tests).

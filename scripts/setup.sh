@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(
   pkg-config
+  # Linux's V4L2 header (a camera's own zoom control).
+  linux-libc-dev
   # GStreamer's C API for the GStreamer Swift module (core, base, app, video, audio, rtp, sdp, net, check).
   libgstreamer1.0-dev
   libgstreamer-plugins-base1.0-dev

@@ -179,5 +179,13 @@ import Testing
     } throws: { error in "\(error)".contains("no 'name:' line") }
     #expect(throws: RevueError.self) { try VirtualDevices.addCameras(["no-such-profile"]) }
     #expect(CameraProfile.shippedNames.count == 5)
+    for zoom in ["500-100", "100", "a-b", "-5-10"] {
+      #expect {
+        try CameraProfile(parsing: "name: Z\nzoom: \(zoom)\nvideo/x-raw, width=640\n", profileName: "z", file: "z.caps")
+      } throws: { error in "\(error)".contains("z.caps:2: zoom must be 'MIN-MAX'") }
+    }
+    let zoomed = try CameraProfile(
+      parsing: "name: Z\nzoom: 100-500\nvideo/x-raw, width=640\n", profileName: "z", file: "z.caps")
+    #expect(zoomed.zoomRange == 100...500)
   }
 }

@@ -28,6 +28,8 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     /// Set when the camera stopped because its device went away, until it comes back or capture stops.
     var lostDevice: String?
     var watching = false
+    /// The zoom set last, and the camera it was set on.
+    var zoom: (deviceID: String, value: Int)?
   }
 
   private let state: Mutex<State>
@@ -56,6 +58,45 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   /// The pipeline that captures: read it, do not change it (the SDK rebuilds it whenever the
   /// camera or the resolution changes). nil while stopped.
   public var captureSession: Pipeline? { state.withLock { $0.session?.capturePipeline } }
+
+  /// The values of the zoom of the camera in use (``CaptureDevice/zoomRange``), the first one
+  /// no zoom; nil while stopped, or when the camera has no zoom control (most laptop cameras).
+  public var zoomRange: ClosedRange<Int>? { device?.zoomRange }
+
+  /// The zoom of the camera in use, within ``zoomRange``; nil while stopped, or when the camera
+  /// has no zoom control.
+  public var zoom: Int? {
+    state.withLock { state in
+      guard let device = state.session?.device, let range = device.zoomRange else { return nil }
+      if let zoom = state.zoom, zoom.deviceID == device.id { return zoom.value }
+      return device.zoom?.deviceValue ?? range.lowerBound
+    }
+  }
+
+  /// Sets the camera's own zoom (V4L2's `zoom_absolute`; seed 001's pinch to zoom, which Linux
+  /// has no touch for), clamped to ``zoomRange``. The camera's picture changes, so the
+  /// participants the track is sent to see the zoomed picture too. The camera keeps it when
+  /// capture restarts or switches back to it.
+  /// - Returns: the value set.
+  /// - Throws: ``RevueError`` (`.invalidState`) when no camera is capturing or it has no zoom
+  ///   control; (`.gstreamer`) when the camera refused the value.
+  @discardableResult
+  public func set(zoom value: Int) throws(RevueError) -> Int {
+    try state.withLock { state throws(RevueError) -> Int in
+      guard let session = state.session else {
+        throw RevueError(.invalidState, "no camera is capturing: start capture before zooming")
+      }
+      guard let range = session.device.zoomRange else {
+        throw RevueError(.invalidState, "the camera \(session.device.name) has no zoom control")
+      }
+      let clamped = min(max(value, range.lowerBound), range.upperBound)
+      guard session.setZoom(clamped) else {
+        throw RevueError(.gstreamer, "the camera \(session.device.name) did not take the zoom \(clamped)")
+      }
+      state.zoom = (session.device.id, clamped)
+      return clamped
+    }
+  }
 
   /// The format in use, nil while stopped.
   public var format: CaptureFormat? { state.withLock { $0.session?.choice.format } }
@@ -284,6 +325,9 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
         self.queue.async { self.lostSession(deviceID: device.id, reason: fault.message) }
       })
     try session.start()
+    if let zoom = state.withLock({ $0.zoom }), zoom.deviceID == device.id, !session.setZoom(zoom.value) {
+      RevueLog.log(.warning, "CameraCapturer", "\(device.name): the zoom \(zoom.value) could not be set again")
+    }
     RevueLog.log(
       .info, "CameraCapturer",
       "\(device.name): \(choice.format.encoding) \(choice.dimensions) at \(FrameRateRange.format(choice.cameraFrameRate)) fps"

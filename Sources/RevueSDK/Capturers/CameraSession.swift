@@ -107,6 +107,14 @@ final class CameraSession: Sendable {
   /// Stops the pipeline, releasing the device.
   func stop() { pipeline.stop() }
 
+  /// Sets the camera's own zoom (``CameraZoom``) to `value`; returns whether it was set.
+  func setZoom(_ value: Int) -> Bool {
+    guard let zoom = device.zoom else { return false }
+    let size = choice.format.dimensions
+    return zoom.apply(
+      value, crop: pipeline.pipeline.element(named: "zoom"), width: Int(size.width), height: Int(size.height))
+  }
+
   private static func classify(_ error: GStreamerError, device: CaptureDevice) -> DeviceError {
     if case .stateChangeFailed(_, _, let busError?) = error, busError.error.domain == "gst-resource-error-quark",
       busError.error.code == 4  // GST_RESOURCE_ERROR_BUSY

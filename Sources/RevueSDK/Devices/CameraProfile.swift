@@ -1,7 +1,8 @@
 import Foundation
 import GStreamer
 
-/// A camera described in a `.caps` file: a few `key: value` lines (`name`, `position`, `bus`),
+/// A camera described in a `.caps` file: a few `key: value` lines (`name`, `position`, `bus`,
+/// and `zoom` for a camera with a zoom control),
 /// then one caps structure per line, as GStreamer's device monitor reports a V4L2 camera.
 /// `#` starts a comment. The virtual cameras are made from these.
 public struct CameraProfile: Sendable, Equatable {
@@ -15,6 +16,8 @@ public struct CameraProfile: Sendable, Equatable {
   public var bus: String
   /// The formats the camera offers, as caps.
   public var caps: Caps
+  /// The camera's own zoom (`zoom: 100-500`), as V4L2 reports `zoom_absolute`; nil when it has none.
+  public var zoomRange: ClosedRange<Int>?
 
   /// Reads a profile from its text.
   /// - Parameters:
@@ -55,8 +58,17 @@ public struct CameraProfile: Sendable, Equatable {
           throw RevueError(.invalidInput, "\(place): unknown position '\(value)' (one of \(names))")
         }
         position = parsed
+      case "zoom":
+        let bounds = value.split(separator: "-", omittingEmptySubsequences: false).map {
+          Int($0.trimmingCharacters(in: .whitespaces))
+        }
+        guard bounds.count == 2, let minimum = bounds[0], let maximum = bounds[1], minimum >= 0, minimum < maximum
+        else {
+          throw RevueError(.invalidInput, "\(place): zoom must be 'MIN-MAX' with 0 ≤ MIN < MAX, got '\(value)'")
+        }
+        zoomRange = minimum...maximum
       default:
-        throw RevueError(.invalidInput, "\(place): unknown key '\(key)' (name, position or bus)")
+        throw RevueError(.invalidInput, "\(place): unknown key '\(key)' (name, position, bus or zoom)")
       }
     }
     guard let name else { throw RevueError(.invalidInput, "\(file): no 'name:' line") }

@@ -193,15 +193,26 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
   public let formats: [CaptureFormat]
   /// GStreamer's device, which makes the element that reads it.
   let device: Device?
+  /// The camera's own zoom, when it has one.
+  let zoom: CameraZoom?
 
-  init(id: String, name: String, kind: Kind, position: CameraPosition, formats: [CaptureFormat], device: Device?) {
+  init(
+    id: String, name: String, kind: Kind, position: CameraPosition, formats: [CaptureFormat], device: Device?,
+    zoom: CameraZoom? = nil
+  ) {
     self.id = id
     self.name = name
     self.kind = kind
     self.position = position
     self.formats = formats
     self.device = device
+    self.zoom = zoom
   }
+
+  /// The values of the camera's own zoom, the first one no zoom: V4L2's `zoom_absolute`, in the
+  /// camera's units (many UVC webcams: 100 to 500, five times); nil when the camera has none
+  /// (most laptop cameras) or for a microphone. ``CameraCapturer/set(zoom:)`` sets it.
+  public var zoomRange: ClosedRange<Int>? { zoom?.range }
 
   /// The device as GStreamer's monitor reports it.
   init(_ device: Device) {
@@ -220,9 +231,21 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     {
       position = .external
     }
+    var zoom: CameraZoom?
+    if kind == .camera {
+      if let minimum = properties?.get("revue.zoom-min", as: Int.self),
+        let maximum = properties?.get("revue.zoom-max", as: Int.self), minimum < maximum
+      {
+        zoom = CameraZoom(virtual: minimum...maximum)
+      } else if let path = properties?.get("api.v4l2.path", as: String.self)
+        ?? properties?.get("device.path", as: String.self), path.hasPrefix("/dev/video")
+      {
+        zoom = CameraZoom(v4l2DeviceAt: path)
+      }
+    }
     self.init(
       id: id, name: device.displayName, kind: kind, position: position,
-      formats: kind == .camera ? device.caps.map(CaptureFormat.formats(of:)) ?? [] : [], device: device)
+      formats: kind == .camera ? device.caps.map(CaptureFormat.formats(of:)) ?? [] : [], device: device, zoom: zoom)
   }
 
   /// Whether the camera only gives grey pictures (an infrared face-login camera): never picked

@@ -145,17 +145,21 @@ public enum VirtualDevices {
   @discardableResult
   public static func addCamera(_ profile: CameraProfile) -> String {
     let id = "virtual:\(profile.profileName)"
-    let properties = try? Structure(
+    var properties = try? Structure(
       name: "properties",
       [
         "revue.id": id, "revue.position": profile.position.rawValue, "device.bus": profile.bus,
         "device.api": "revue-virtual", "device.path": "/dev/virtual/\(profile.profileName)",
       ])
+    if let zoom = profile.zoomRange {
+      try? properties?.set("revue.zoom-min", zoom.lowerBound)
+      try? properties?.set("revue.zoom-max", zoom.upperBound)
+    }
     let info = DeviceProvider.DeviceInfo(
       id: id, displayName: profile.name, deviceClass: "Video/Source", caps: profile.caps, properties: properties
     ) { name in
       guard let epoch = begin(opening: id),
-        let source = makeCameraSource(caps: requestedCaps ?? profile.caps, name: name)
+        let source = makeCameraSource(caps: requestedCaps ?? profile.caps, name: name, zooms: profile.zoomRange != nil)
       else { return nil }
       failWhenUnplugged(source, id: id, epoch: epoch)
       return source
@@ -290,15 +294,18 @@ public enum VirtualDevices {
     }
   }
 
-  /// The chain that produces `caps` (fixated): a test pattern, encoded when the caps are.
-  private static func makeCameraSource(caps: Caps, name: String?) -> Element? {
+  /// The chain that produces `caps` (fixated): a test pattern, encoded when the caps are; with a
+  /// zoom (`zooms`), the picture goes through a crop (`videocrop` named `zoom`, no crop at first)
+  /// and is scaled back to its size.
+  private static func makeCameraSource(caps: Caps, name: String?, zooms: Bool) -> Element? {
     let fixed = caps.fixated()
     guard !fixed.isEmpty, !fixed.isAny else { return nil }
     let structure = fixed.structure(at: 0)
     do {
-      let source = try Bin(parsing: cameraChain(for: structure))
+      let source = try Bin(parsing: cameraChain(for: structure, zooms: zooms))
       if let name { try source.set("name", name) }
       try source.element(named: "virtualcaps")?.set("caps", fixed)
+      try source.element(named: "zoomcaps")?.set("caps", fixed)
       if let pattern = source.element(named: "pattern") {
         SyncSignal.attachFlash(to: pattern)
         fillPool(of: pattern)
@@ -311,14 +318,22 @@ public enum VirtualDevices {
   }
 
   /// The gst-launch description of a virtual camera's chain for caps `structure`, ending in a
-  /// capsfilter named `virtualcaps` (to be set to the caps).
-  static func cameraChain(for structure: Structure) -> String {
-    let source = "videotestsrc name=pattern is-live=true"
-    guard structure.name != "video/x-raw" else { return "\(source) ! capsfilter name=virtualcaps" }
+  /// capsfilter named `virtualcaps` (to be set to the caps); with `zooms`, a crop named `zoom`
+  /// between the pattern (of the caps' size, its capsfilter `zoomcaps` set to raw caps) and a
+  /// scaler.
+  static func cameraChain(for structure: Structure, zooms: Bool = false) -> String {
     var raw = "video/x-raw,format=I420"
     for field in ["width", "height", "framerate"] {
       if let value = structure[field] { raw += ",\(field)=\(value)" }
     }
+    let pattern = "videotestsrc name=pattern is-live=true"
+    let source =
+      !zooms
+      ? pattern
+      : structure.name == "video/x-raw"
+        ? "\(pattern) ! capsfilter name=zoomcaps ! videocrop name=zoom ! videoscale"
+        : "\(pattern) ! \(raw) ! videocrop name=zoom ! videoscale"
+    guard structure.name != "video/x-raw" else { return "\(source) ! capsfilter name=virtualcaps" }
     let encoder =
       structure.name == "image/jpeg"
       ? "jpegenc"

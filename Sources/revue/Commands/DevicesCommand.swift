@@ -2,7 +2,8 @@ import Foundation
 import RevueSDK
 
 /// `revue devices [--json]`: the cameras and microphones GStreamer's device monitor lists
-/// (virtual ones too, with `REVUE_VIRTUAL_CAMERAS`), with the formats of each camera.
+/// (virtual ones too, with `REVUE_VIRTUAL_CAMERAS`), with the formats of each camera and its
+/// zoom range, when it has one.
 struct DevicesCommand {
   var json: Bool
 
@@ -19,7 +20,9 @@ struct DevicesCommand {
       if cameras.isEmpty { print("  none") }
       for camera in cameras {
         print(
-          "  \(camera.name)  id=\(camera.id)  position=\(camera.position.rawValue)\(camera.isInfrared ? "  (infrared)" : "")"
+          "  \(camera.name)  id=\(camera.id)  position=\(camera.position.rawValue)"
+            + (camera.isInfrared ? "  (infrared)" : "")
+            + (camera.zoomRange.map { "  zoom=\($0.lowerBound)-\($0.upperBound)" } ?? "")
         )
         for line in Self.formatLines(camera.formats) { print("    \(line)") }
       }
@@ -44,6 +47,7 @@ struct DevicesCommand {
     [
       "id": device.id, "name": device.name, "kind": device.kind.rawValue, "position": device.position.rawValue,
       "infrared": device.isInfrared,
+      "zoom": device.zoomRange.map { ["min": $0.lowerBound, "max": $0.upperBound] } as Any? ?? NSNull(),
       "formats": device.formats.map { format in
         [
           "encoding": format.encoding.description, "width": Int(format.dimensions.width),

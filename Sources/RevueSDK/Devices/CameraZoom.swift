@@ -1,0 +1,54 @@
+import CV4L2
+import GStreamer
+
+/// A camera's own zoom: the optical or sensor zoom that changes the picture the camera sends,
+/// so that receivers see it too (seed 001's pinch to zoom, without the pinch). A real camera's
+/// is V4L2's `zoom_absolute` control, in the camera's units (many UVC webcams go from 100, no
+/// zoom, to 500, five times); a virtual camera's profile can declare one (`zoom: 100-500`),
+/// which crops the centre of its picture and scales it back up.
+struct CameraZoom: Sendable, Hashable {
+  /// The values the camera takes, the first one no zoom.
+  let range: ClosedRange<Int>
+  /// The V4L2 device node whose control it is; nil for a virtual camera.
+  let devicePath: String?
+
+  /// The zoom of the V4L2 device at `path`; nil when it has none (or cannot be opened).
+  init?(v4l2DeviceAt path: String) {
+    var (minimum, maximum, value): (Int32, Int32, Int32) = (0, 0, 0)
+    guard revue_v4l2_zoom(path, &minimum, &maximum, &value) == 1, minimum < maximum else { return nil }
+    range = Int(minimum)...Int(maximum)
+    devicePath = path
+  }
+
+  /// A virtual camera's zoom over `range`.
+  init(virtual range: ClosedRange<Int>) {
+    self.range = range
+    devicePath = nil
+  }
+
+  /// The V4L2 device's zoom now; nil for a virtual camera, or when it cannot be read.
+  var deviceValue: Int? {
+    guard let devicePath else { return nil }
+    var (minimum, maximum, value): (Int32, Int32, Int32) = (0, 0, 0)
+    return revue_v4l2_zoom(devicePath, &minimum, &maximum, &value) == 1 ? Int(value) : nil
+  }
+
+  /// Sets `value` (within ``range``): on the V4L2 device, or as the crop of the virtual camera's
+  /// element `crop` (a `videocrop` of a picture of `width`×`height`). Returns whether it was set.
+  func apply(_ value: Int, crop: Element?, width: Int, height: Int) -> Bool {
+    if let devicePath { return revue_v4l2_set_zoom(devicePath, Int32(value)) == 1 }
+    guard let crop else { return false }
+    // Zoom factor: the value over the first one (100 → 1×, 200 → 2×), or a hundredth a step from 0.
+    let factor =
+      range.lowerBound > 0 ? Double(value) / Double(range.lowerBound) : 1 + Double(value - range.lowerBound) / 100
+    let sides = [
+      ("left", width), ("right", width), ("top", height), ("bottom", height),
+    ]
+    for (side, size) in sides {
+      // Each side loses half of what the zoom leaves out, in whole pairs of pixels (4:2:0).
+      let cut = Int((Double(size) * (1 - 1 / factor) / 2) / 2) * 2
+      guard (try? crop.set(side, cut)) != nil else { return false }
+    }
+    return true
+  }
+}
