@@ -334,7 +334,8 @@ import Testing
       XSync(connection, 0)
     }
 
-    /// The colour at (`x`, `y`) of the window as the server has it: "red", "blue", "black" or "other".
+    /// The colour at (`x`, `y`) of the window as the server has it: "red", "green", "blue",
+    /// "black" or "other".
     func color(_ x: Int32, _ y: Int32) -> String {
       guard let image = XGetImage(connection, window, 0, 0, UInt32(size.width), UInt32(size.height), ~0, ZPixmap)
       else { return "none" }
@@ -343,6 +344,7 @@ import Testing
       let (red, green, blue) = (Int(pixel >> 16 & 0xFF), Int(pixel >> 8 & 0xFF), Int(pixel & 0xFF))
       switch (red, green, blue) {
       case (200..., ..<60, ..<60): return "red"
+      case (..<60, 200..., ..<60): return "green"
       case (..<60, ..<60, 200...): return "blue"
       case (..<30, ..<30, ..<30): return "black"
       default: return "other (\(red), \(green), \(blue))"
@@ -380,6 +382,86 @@ import Testing
     view = nil
     host.close()
     try await display.stop()
+  }
+
+  /// Seed 001's rules on a real window of the X server, read back from it pixel by pixel: fit
+  /// (black bars) and fill, mirroring, rotation, freezing, the debug border's colour and the
+  /// mute placeholder.
+  @MainActor @Test func theRulesHoldInARealWindow() async throws {
+    let display = try await VirtualDisplay(width: 320, height: 240)
+    let host = try HostWindow(on: display.display, width: 200, height: 150)
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    var view: VideoView! = VideoView(
+      size: Dimensions(width: 200, height: 150), target: .embedded(windowHandle: UInt(host.window)),
+      display: display.display)
+    view.track = track
+    let (frame, green) = (try Self.frame(), try Self.frame(green: true))
+    /// Waits until the window satisfies `condition`, pushing `frame` after each picture drawn.
+    func window(_ what: String, showing frame: PixelBuffer, until condition: @escaping @Sendable () -> Bool)
+      async throws
+    {
+      try await Self.picture(of: view, "the window: \(what)", feeding: (capturer, frame)) { _ in condition() }
+    }
+    // The 16:9 picture in a 4:3 window: fit adds bars above and below, fill crops the sides.
+    view.layoutMode = .fit
+    try await window("fit, black bars", showing: frame) {
+      host.color(100, 4) == "black" && host.color(100, 145) == "black" && host.color(20, 75) == "red"
+        && host.color(180, 75) == "blue"
+    }
+    view.layoutMode = .fill
+    try await window("fill, no bars", showing: frame) { host.color(20, 4) == "red" && host.color(180, 145) == "blue" }
+    view.mirrorMode = .mirror
+    try await window("mirrored", showing: frame) { host.color(20, 75) == "blue" && host.color(180, 75) == "red" }
+    view.mirrorMode = .off
+    view.rotationOverride = ._90
+    try await window("turned a quarter: red on top", showing: frame) {
+      host.color(100, 20) == "red" && host.color(100, 130) == "blue"
+    }
+    view.rotationOverride = nil
+    try await window("upright again", showing: frame) { host.color(20, 75) == "red" }
+    // Frozen: green frames come, the window keeps the red and blue picture.
+    view.isFrozen = true
+    let seen = FrameStream()
+    track.add(videoRenderer: seen)
+    for _ in 0..<5 { capturer.capture(green) }
+    _ = try await seen.next("the green frames at the track") { _ in seen.count >= 5 }
+    #expect(host.color(20, 75) == "red" && host.color(180, 75) == "blue", "a frozen view keeps its picture")
+    view.isFrozen = false
+    try await window("green once unfrozen", showing: green) { host.color(100, 75) == "green" }
+    // Debug mode: a green border while rendering.
+    view.isDebugMode = true
+    try await window("the debug border, green", showing: frame) {
+      host.color(1, 1) == "green" && host.color(198, 148) == "green" && host.color(20, 75) == "red"
+    }
+    view.isDebugMode = false
+    // Muted: the placeholder, in place of the frames still pushed.
+    track.mutePlaceholder = green
+    try await track.mute()
+    try await window("the placeholder while muted", showing: frame) {
+      host.color(20, 75) == "green" && host.color(180, 75) == "green"
+    }
+    try await track.unmute()
+    try await window("the picture again", showing: frame) { host.color(20, 75) == "red" }
+    try await capturer.stopCapture()
+    view = nil
+    host.close()
+    try await display.stop()
+  }
+
+  /// An I420 frame of the view's size is drawn in the memory it came in, up to the sink's own
+  /// conversion; turning it is the view's first copy.
+  @MainActor @Test func anI420FrameOfTheViewsSizeIsNotCopied() async throws {
+    VideoView.countsCopiedBytes = true
+    let stage = try await Stage(size: Dimensions(width: 320, height: 180))
+    let frame = try Self.frame()
+    _ = try await stage.show(frame, "the picture") { Self.color($0, 10, 90) == "red" }
+    #expect(stage.view.bytesCopiedPerFrame == 0)
+    stage.view.mirrorMode = .mirror
+    _ = try await stage.show(frame, "the mirrored picture") { Self.color($0, 10, 90) == "blue" }
+    #expect((stage.view.bytesCopiedPerFrame ?? 0) > 0, "a mirrored picture is a new one")
+    try await stage.capturer.stopCapture()
   }
 
   /// `.auto` mirrors the local front camera only: not its back camera, not a buffer track.

@@ -170,6 +170,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     /// for ``LayoutMode/fit``.
     var fill: (width: Int, height: Int)?
     var lastCaps: Caps?
+    /// The memory of the frame pushed last, while copies are counted (``countsCopiedBytes``).
+    var pushedAddress: Int?
+    /// Frames that reached the sink's side, and the bytes of those that came in other memory.
+    var copies = (frames: 0, bytes: 0)
   }
   private nonisolated let shared = Locked(Shared())
   /// Told each time the picture shown changes (a picture drawn, or the view cleared): what
@@ -223,6 +227,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
         state.lastCaps = caps
       }
       state.lastBuffer = pixelBuffer.buffer
+      if Self.countsCopiedBytes { state.pushedAddress = pixelBuffer.buffer.dataAddress.map { Int(bitPattern: $0) } }
       do {
         try source.push(pixelBuffer.buffer)
       } catch {
@@ -268,13 +273,34 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     try await shownPicture?.pngData()
   }
 
-  /// The picture as shown (I420), nil before a frame or after the view was cleared.
+  /// The picture as shown (I420; NV12 when the sink takes NV12 and the frame was), nil before
+  /// a frame or after the view was cleared.
   nonisolated var shownPicture: PixelBuffer? {
     shared.value.withLock { state -> PixelBuffer? in
       guard let buffer = state.shown, let structure = state.shownCaps?.structure(at: 0),
-        let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self)
+        let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
+        let format = structure.get("format", as: String.self).flatMap(PixelFormat.init(gstreamerName:))
       else { return nil }
-      return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)
+      return try? PixelBuffer(wrapping: buffer, width: width, height: height, format: format)
+    }
+  }
+
+  /// Whether views measure ``bytesCopiedPerFrame``: off by default, as it costs a look at each
+  /// frame's memory (the bench turns it on).
+  public nonisolated static var countsCopiedBytes: Bool {
+    get { copyCounting.load(ordering: .relaxed) }
+    set { copyCounting.store(newValue, ordering: .relaxed) }
+  }
+  private nonisolated static let copyCounting = Atomic(false)
+
+  /// The bytes per frame of the pictures that reached the sink's side (turned, mirrored, cropped
+  /// and scaled to the view) in other memory than the frame was rendered in, since the view was
+  /// made: 0 when frames are drawn as they come (I420 of the view's size, not turned, mirrored
+  /// or cropped; NV12 too where the sink takes it: OpenGL), up to the sink's own conversion
+  /// (`ximagesink` takes RGB only). Nil unless ``countsCopiedBytes`` was on.
+  public nonisolated var bytesCopiedPerFrame: Double? {
+    shared.value.withLock { state in
+      state.pushedAddress == nil ? nil : Double(state.copies.bytes) / Double(max(1, state.copies.frames))
     }
   }
 
@@ -361,6 +387,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     let box = shared
     let pictures = self.pictures
     // The picture as shown, still I420 (the sink may take RGB).
+    // videoflip lets frames through untouched only once its direction has changed to identity
+    // (GStreamer 1.22 sets the passthrough on a change only): from mirrored, to what
+    // applyOrientation() sets next.
+    try made.pipeline.element(named: "flip", as: Element.self).set("video-direction", Value.enumeration("horiz"))
     let shownAt = try made.pipeline.element(named: isDebugMode ? "debug" : "size", as: Element.self)
     shownAt.staticPad("src")?.addProbe(.buffer) { pad, info in
       guard let buffer = info.buffer else { return .ok }
@@ -370,6 +400,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       guard buffer.offset != VideoView.blackMark else { return .ok }
       let shown = box.value.withLock { state in
         if !state.cleared { (state.shown, state.shownCaps) = (buffer, caps) }
+        if let pushed = state.pushedAddress {
+          state.copies.frames += 1
+          if buffer.dataAddress.map({ Int(bitPattern: $0) }) != pushed { state.copies.bytes += buffer.size }
+        }
         return !state.cleared
       }
       if shown { pictures.send(()) }
@@ -404,8 +438,11 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     if let box = pipeline.element(named: "border") {
       for side in ["left", "right", "top", "bottom"] { try? box.set(side, -border) }
     }
+    // I420 for X11 (the cheaper way to its RGB: NV12 through I420 costs less than straight
+    // conversion) and offscreen; OpenGL takes NV12 as it comes.
+    let formats = renderer == "glimagesink" ? "{ I420, NV12 }" : "I420"
     try? pipeline.element(named: "size")?.set(
-      "caps", try Caps("video/x-raw,format=I420,width=\(width),height=\(height),pixel-aspect-ratio=1/1"))
+      "caps", try Caps("video/x-raw,format=\(formats),width=\(width),height=\(height),pixel-aspect-ratio=1/1"))
     // The crop is made on the picture before it is turned: a quarter turn swaps the ratio.
     let turned = (rotationOverride ?? ._0).swapsDimensions
     let ratio = turned ? (width: height, height: width) : (width: width, height: height)

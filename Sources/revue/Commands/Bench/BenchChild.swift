@@ -159,11 +159,13 @@ struct BenchChild {
     }
   }
 
-  /// Shows one pushed 1920×1080 NV12 frame `frames` times, 30 times a second, in a 1920×1080
-  /// `VideoView` window on `DISPLAY`; reports `shown` (whether the view drew them, in a window).
+  /// Shows one pushed 1920×1080 I420 frame (a decoder's) `frames` times, 30 times a second, in
+  /// a 1920×1080 `VideoView` window on `DISPLAY`; reports `shown` (whether the view drew them,
+  /// in a window) and `copied` (``VideoView/bytesCopiedPerFrame``).
   @MainActor private func render() async throws {
     let frames = try number("frames")
-    let frame = try await Self.testFrame(format: .nv12, width: 1920, height: 1080)
+    VideoView.countsCopiedBytes = true
+    let frame = try await Self.testFrame(format: .i420, width: 1920, height: 1080)
     let track = LocalVideoTrack.createBufferTrack(name: "bench")
     let view = VideoView(size: Dimensions(width: 1920, height: 1080), target: .window)
     view.track = track
@@ -171,6 +173,7 @@ struct BenchChild {
     try await capturer.startCapture()
     try await Self.push(frame, times: frames, into: capturer)
     report("shown=\(view.renderer != "fakesink" && view.didRenderFirstFrame && view.isRendering)")
+    report("copied=\(view.bytesCopiedPerFrame ?? -1)")
     try await capturer.stopCapture()
   }
 

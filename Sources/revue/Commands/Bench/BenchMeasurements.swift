@@ -143,7 +143,7 @@ extension BenchCommand {
     }
   }
 
-  /// Rendering: one pushed 1920×1080 NV12 frame shown 30 times a second in a 1920×1080 X11
+  /// Rendering: one pushed 1920×1080 I420 frame (as decoders give) shown 30 times a second in a 1920×1080 X11
   /// window, N and 2N times; the difference of the two runs' CPU time is the cost of N frames
   /// shown, without start-up. The Revue child shows a buffer track in a `VideoView`; gst-launch
   /// shows the frame with `videoconvert ! ximagesink` (`xvimagesink` where the server has XVideo;
@@ -153,23 +153,30 @@ extension BenchCommand {
     let display = try BenchDisplay.start()
     defer { display?.stop() }
     let sink = await BenchDisplay.gstLaunchSink()
-    let stream = BenchStream(codec: .vp8, width: 1920, height: 1080, source: .pushedNV12)
+    let stream = BenchStream(codec: .vp8, width: 1920, height: 1080)
     var runs: [ChildProcess.Exit] = []
+    var copied: Double?
     for count in [frames, 2 * frames] {
       let child =
         side == .revue
         ? try ChildProcess.revue("render", ["frames": "\(count)"])
         : try ChildProcess.gstLaunch(
-          "\(stream.repeatedFrame(.nv12, frames: count)) ! videoconvert ! \(sink)")
+          "\(stream.repeatedFrame(.i420, frames: count)) ! videoconvert ! \(sink)")
       let exit = await child.wait(stoppingAfter: Double(count) / 30 + 15)
       guard exit.succeeded else { throw failure(side, exit) }
-      if side == .revue, child.results.first(where: { $0.key == "shown" })?.value != "true" {
-        throw RevueError(.gstreamer, "the Revue side showed no frame: \(child.results) \(exit.errors.suffix(600))")
+      if side == .revue {
+        let results = Dictionary(child.results, uniquingKeysWith: { $1 })
+        guard results["shown"] == "true", let bytes = results["copied"].flatMap(Double.init), bytes >= 0 else {
+          throw RevueError(.gstreamer, "the Revue side showed no frame: \(results) \(exit.errors.suffix(600))")
+        }
+        copied = bytes
       }
       runs.append(exit)
     }
-    return [.cpuPerFrame: (runs[1].cpuSeconds - runs[0].cpuSeconds) * 1e6 / Double(frames)]
+    var metrics = [Metric.cpuPerFrame: (runs[1].cpuSeconds - runs[0].cpuSeconds) * 1e6 / Double(frames)]
       .merging(runs[1].memory) { $1 }
+    metrics[.copied] = copied
+    return metrics
   }
 
   /// Sending: the child sends `frames` frames to a sink of the bench; measured from the

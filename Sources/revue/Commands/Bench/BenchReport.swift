@@ -170,8 +170,12 @@ extension BenchCommand {
       case .scale:
         return [row("senders sustained", .senders, "senders at ≥ 28.5 fps", digits: 0, target: .ratioAtLeast(1))]
       case .render:
-        return [row("CPU per frame", .cpuPerFrame, "µs (a frame shown)", digits: 0, target: .ratioAtMost(1.10))]
-          + memory
+        return [
+          row("CPU per frame", .cpuPerFrame, "µs (a frame shown)", digits: 0, target: .ratioAtMost(1.10)),
+          row(
+            "bytes copied per frame", .copied, "bytes (before the sink's conversion to RGB)", digits: 0,
+            target: .equals(0)),
+        ] + memory
       case .links:
         return []
       case .soak:

@@ -170,7 +170,7 @@ extension BenchCommand {
     /// Loss and outages through an emulated link, judged frame by frame (``Links``): a report of
     /// its own, not an A/B table.
     case links
-    /// One pushed 1920×1080 NV12 frame shown 30 times a second in an X11 window: a `VideoView`,
+    /// One pushed 1920×1080 I420 frame shown 30 times a second in an X11 window: a `VideoView`,
     /// and `videoconvert ! ximagesink`.
     case render
   }
@@ -244,7 +244,7 @@ extension BenchCommand {
       case .scale(let stream): "\(stream.title) senders at 30 fps"
       case .soak(let stream): "soak \(stream.title)"
       case .links: "loss and outages through an emulated link"
-      case .render: "show 1080p pushed NV12 in an X11 window"
+      case .render: "show 1080p I420 in an X11 window"
       }
     }
 
