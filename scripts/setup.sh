@@ -33,6 +33,8 @@ packages=(
   fonts-dejavu-core
   # Xlib's headers: a test plays an application that hosts a video view in its own window.
   libx11-dev
+  # A Wayland compositor (headless) for the test of a video view on Wayland.
+  weston
   # `ss`: the tests wait until the process has closed its connections to a display before they
   # stop its X server.
   iproute2

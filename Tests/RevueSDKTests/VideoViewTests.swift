@@ -464,6 +464,31 @@ import Testing
     try await stage.capturer.stopCapture()
   }
 
+  /// On a Wayland session (Weston, headless) a window view draws with `waylandsink`: the sink
+  /// draws the frames. (Weston gives no way to read its screen back here.)
+  @MainActor @Test func aWindowViewDrawsOnWayland() async throws {
+    let compositor = try await VirtualWaylandDisplay()
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    var view: VideoView! = VideoView(size: Dimensions(width: 320, height: 180), display: compositor.socket)
+    #expect(view.renderer == "waylandsink")
+    view.track = track
+    let frame = try Self.frame()
+    let drawn = Mutex(0)
+    try await Self.picture(of: view, "ten pictures drawn on Wayland", feeding: (capturer, frame)) { _ in
+      drawn.withLock { count in
+        count += 1
+        return count >= 10
+      }
+    }
+    #expect(view.renderer == "waylandsink" && view.isRendering && view.didRenderFirstFrame)
+    #expect(view.framesDrawnBySink >= 5, "\(view.framesDrawnBySink) frames drawn by waylandsink")
+    try await capturer.stopCapture()
+    view = nil
+    await compositor.stop()
+  }
+
   /// `.auto` mirrors the local front camera only: not its back camera, not a buffer track.
   @MainActor @Test func autoMirrorsTheFrontCameraOnly() {
     let view = VideoView(size: Dimensions(width: 64, height: 64), target: .offscreen)

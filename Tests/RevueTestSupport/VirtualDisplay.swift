@@ -62,3 +62,37 @@ public final class VirtualDisplay: Sendable {
     }
   }
 }
+
+/// A Wayland compositor of its own for a test (Weston's headless backend, installed by
+/// `scripts/setup.sh`), its socket in a runtime directory of its own. Stop it when done.
+public final class VirtualWaylandDisplay: Sendable {
+  /// The path of its socket: what a view takes as its display.
+  public let socket: String
+  private let directory: String
+  private let server: Subprocess
+
+  /// Starts Weston and waits (up to `seconds`) until its shell is loaded, its socket made.
+  public init(width: Int = 640, height: Int = 480, within seconds: Double = 15) async throws {
+    var template = Array("/tmp/revue-wayland-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw DeadlineExceeded("cannot make a runtime directory for Weston") }
+    directory = String(cString: made)
+    socket = directory + "/wayland-revue"
+    server = try Subprocess(
+      URL(fileURLWithPath: "/usr/bin/weston"),
+      [
+        "--backend=headless-backend.so", "--shell=kiosk-shell.so", "--socket=wayland-revue", "--width=\(width)",
+        "--height=\(height)", "--idle-time=0",
+      ], environment: ["XDG_RUNTIME_DIR": directory])
+    try await server.waitForError(containing: "kiosk-shell.so'", within: seconds)
+    guard FileManager.default.fileExists(atPath: socket) else {
+      await server.stop()
+      throw DeadlineExceeded("Weston loaded its shell but made no socket at \(socket)")
+    }
+  }
+
+  /// Ends the compositor and removes its runtime directory.
+  public func stop() async {
+    await server.stop()
+    try? FileManager.default.removeItem(atPath: directory)
+  }
+}

@@ -21,9 +21,9 @@ extension VideoViewDelegate {
   public func videoView(_ videoView: VideoView, didUpdate size: Dimensions) {}
 }
 
-/// Shows a video track (seed 001's `VideoView`, on Linux): in an X11 window of its own, in an
-/// application's window by its handle (GTK and Qt give one), or offscreen, where only
-/// ``snapshot()`` sees it.
+/// Shows a video track (seed 001's `VideoView`, on Linux): in an X11 window of its own (a
+/// Wayland window, `waylandsink`, on a Wayland session without X11), in an application's X11
+/// window by its handle (GTK and Qt give one), or offscreen, where only ``snapshot()`` sees it.
 ///
 /// Give it a ``track``, held weakly: the view draws from the track's next frame and clears when
 /// the track goes. The picture is turned by ``rotationOverride`` first, then mirrored
@@ -55,6 +55,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// How the view draws.
   public enum RenderMode: Sendable, Hashable {
     /// X11 (`ximagesink`): the default; on a software GL (a VM, Xvfb) GL costs more than it saves.
+    /// On Wayland without X11, every mode draws with `waylandsink`.
     case auto
     /// OpenGL (`glimagesink`, on the process's `DISPLAY`); falls back to X11 when GL cannot
     /// start.
@@ -78,7 +79,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   public let delegates = MulticastDelegate<any VideoViewDelegate>()
   /// Where the view draws.
   public let target: Target
-  /// The X11 display of a window view; nil for the process's `DISPLAY`.
+  /// The display of a window view: an X11 display (`:1`) or a Wayland socket (`wayland-1`, or
+  /// its path); nil for the process's `DISPLAY`, else its `WAYLAND_DISPLAY`.
   public let display: String?
 
   /// The track shown, held weakly; nil clears the view. Setting a track restarts the rendering
@@ -189,11 +191,14 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private var builds = 0
   /// OpenGL failed to start here once: `.gl` draws with X11 from then on.
   private var glFailed = false
+  /// The Wayland socket the view draws on, when it draws on Wayland.
+  private var waylandSocket: String?
   private var watch: Task<Void, Never>?
   /// How long without a new frame before the view counts as not rendering.
   static let renderingTimeout = Duration.seconds(2)
 
-  /// A view of `size` drawing to `target`, on the X11 `display` (nil: `DISPLAY`).
+  /// A view of `size` drawing to `target`, on `display`: an X11 display (`:1`) or a Wayland
+  /// socket (`wayland-1`, or its path); nil: `DISPLAY`, else `WAYLAND_DISPLAY`.
   public init(size: Dimensions = .h360_169, target: Target = .window, display: String? = nil) {
     self.size = size
     self.target = target
@@ -285,6 +290,13 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
   }
 
+  /// The frames the sink drew (its `stats`' `rendered`): what a test that cannot read the
+  /// screen back checks.
+  var framesDrawnBySink: Int {
+    let stats = try? pipeline?.pipeline.element(named: "sink")?.get("stats", as: Structure.self)
+    return stats?.get("rendered", as: UInt64.self).map { Int($0) } ?? 0
+  }
+
   /// Whether views measure ``bytesCopiedPerFrame``: off by default, as it costs a look at each
   /// frame's memory (the bench turns it on).
   public nonisolated static var countsCopiedBytes: Bool {
@@ -329,7 +341,15 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     pipeline = nil
     shared.value.withLock { $0.source = nil }
     var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl && !glFailed)
-    if factory != "fakesink", Display.x11(display) == nil {
+    let wayland = factory == "fakesink" ? nil : Display.wayland(display)
+    waylandSocket = wayland
+    if let wayland {
+      // Wayland: the compositor's own sink; an X11 window handle means nothing there.
+      if case .embedded = target {
+        RevueLog.log(.warning, "VideoView", "on Wayland the view draws in a window of its own, not in \(target)")
+      }
+      factory = "waylandsink"
+    } else if factory != "fakesink", Display.x11(display) == nil {
       RevueLog.log(
         .error, "VideoView",
         "no display (\(Display.missing(environment: Display.x11Environment(display)))): the view draws offscreen;"
@@ -382,8 +402,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       if fault.severity == .error { Task { @MainActor in self?.recover(build: build) } }
     }
     let sink = try made.pipeline.element(named: "sink", as: Element.self)
-    if let display, sink.hasProperty("display") { try sink.set("display", display) }
-    if case .embedded(let handle) = target { sink.setWindowHandle(handle) }
+    if let display = factory == "waylandsink" ? waylandSocket : display, sink.hasProperty("display") {
+      try sink.set("display", display)
+    }
+    if case .embedded(let handle) = target, factory != "waylandsink" { sink.setWindowHandle(handle) }
     let box = shared
     let pictures = self.pictures
     // The picture as shown, still I420 (the sink may take RGB).

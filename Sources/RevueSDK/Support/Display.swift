@@ -16,7 +16,7 @@ enum Display {
   static func current(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
     if let display = environment["DISPLAY"], !display.isEmpty {
       // `:N` or `:N.S` is the local socket /tmp/.X11-unix/XN; `host:N` is a remote server.
-      guard display.hasPrefix(":") else { return "X11 \(display)" }
+      guard display.hasPrefix(":") else { return display.contains(":") ? "X11 \(display)" : nil }
       let number = display.dropFirst().prefix { $0.isNumber }
       if FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { return "X11 \(display)" }
     }
@@ -31,6 +31,21 @@ enum Display {
   /// finds it: nil when there is none. (`ximagesrc` and `ximagesink` draw on X11 only.)
   static func x11(_ display: String?) -> String? {
     current(environment: x11Environment(display))
+  }
+
+  /// The Wayland socket a window of `display` opens on, X11 first: `display` when it names a
+  /// Wayland socket (no `:` in it: `wayland-1`, in `XDG_RUNTIME_DIR`, or a path), or with no
+  /// `display`, `WAYLAND_DISPLAY`'s when there is no X11 server; the socket's path when it is
+  /// there, else nil.
+  static func wayland(
+    _ display: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> String? {
+    guard
+      let name = display ?? (current(environment: x11Environment(nil)) == nil ? environment["WAYLAND_DISPLAY"] : nil),
+      !name.isEmpty, !name.contains(":")
+    else { return nil }
+    let path = name.hasPrefix("/") ? name : "\(environment["XDG_RUNTIME_DIR"] ?? "")/\(name)"
+    return FileManager.default.fileExists(atPath: path) ? path : nil
   }
 
   /// The process's environment with `display` as `DISPLAY` (when given) and no Wayland display.
