@@ -7,7 +7,7 @@ import Testing
 
 /// A sender's mute reaches its receivers (the SDES NOTE of its RTCP reports): the remote track
 /// says it, its events and the participant's delegates tell it, and its views clear, as seed 001
-/// says ("For a remote track, the view clears when the track becomes muted").
+/// says ("For a remote track, the view clears when the track becomes muted or stops").
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RemoteMuteTests {
   init() { TestEnvironment.prepare() }
 
@@ -113,11 +113,13 @@ import Testing
     #expect(remoteAudio.isMuted)
     #expect(try await Self.next(watch, "the delegate told of the audio mute") == "\(remoteAudio.name) muted")
 
+    // The track stops (the receiver disconnects): its view clears.
+    await receiving.disconnect()
+    try await VideoViewTests.picture(of: view, "the view cleared once the track stopped") { $0 == nil }
     feeding.cancel()
     try await capturer.stopCapture()
     try await microphone.stopCapture()
     await sending.disconnect()
-    await receiving.disconnect()
   }
 
   /// A camera turned off is a mute to receivers, and turning it on again unmutes.

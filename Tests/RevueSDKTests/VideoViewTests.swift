@@ -155,8 +155,18 @@ import Testing
     for _ in 0..<10 { stage.capturer.capture(green) }
     let frozen = try #require(stage.view.shownPicture)
     #expect(Self.color(frozen, 10, 100) == "red", "a frozen view keeps its picture")
+    // The track set again while frozen: the frozen picture goes, isFrozen stays, and the view
+    // stays blank until it is unfrozen.
+    stage.view.track = stage.track
+    #expect(stage.view.isFrozen && stage.view.shownPicture == nil && !stage.view.didRenderFirstFrame)
+    for _ in 0..<5 { stage.capturer.capture(green) }
+    #expect(stage.view.shownPicture == nil, "a frozen view with a new track stays blank")
     stage.view.isFrozen = false
     _ = try await stage.show(green, "the next frame after the freeze") { Self.color($0, 10, 100) == "green" }
+    // A new render mode clears the view; the next frame draws.
+    stage.view.renderMode = .x11
+    #expect(stage.view.shownPicture == nil)
+    _ = try await stage.show(green, "a frame in the new mode") { Self.color($0, 10, 100) == "green" }
     for hide in [false, true] {
       if hide { stage.view.isHidden = true } else { stage.view.isEnabled = false }
       #expect(stage.view.shownPicture == nil && !stage.view.isRendering, "cleared")
@@ -526,6 +536,10 @@ import Testing
     stage.view.remove(delegate: watch)
     stage.view.size = Dimensions(width: 64, height: 64)
     #expect(watch.sizes.count == 1)
+    stage.view.add(delegate: watch)
+    stage.view.removeAllDelegates()
+    stage.view.size = Dimensions(width: 96, height: 64)
+    #expect(watch.sizes.count == 1 && stage.view.delegates.all.isEmpty)
     try await stage.capturer.stopCapture()
   }
 

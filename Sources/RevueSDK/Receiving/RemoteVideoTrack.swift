@@ -84,7 +84,8 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
         + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery,
-      srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
+      srtp: srtp, source: source, muted: { relay.target?.setMuted($0) },
+      ended: { relay.target?.clearRenderers() }
     ) { sample, captured in
       guard let frame = relay.target?.deliver(sample), let syncMeter, let captured else { return }
       syncMeter.video(frame, captured: captured)
@@ -98,8 +99,8 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   /// The participant that sends the track, told when its sender mutes it.
   let participant = Relay<RemoteParticipant>()
 
-  /// The sender muted the track (or turned its camera off), or unmuted it: views clear and show
-  /// nothing while it is muted (custom renderers get what comes, such as the sender's
+  /// The sender muted the track (or turned its camera off), or unmuted it: views clear (as they
+  /// do when the track stops) and show nothing while it is muted (custom renderers get what comes, such as the sender's
   /// placeholder); the track's events and the participant's delegates are told.
   override func didChangeMute(_ isMuted: Bool) {
     if isMuted { clearRenderers() }
@@ -386,19 +387,20 @@ final class RTPReceiver: Sendable {
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
   ///   - muted: called on the RTCP thread when the sender's reports say its track became muted
   ///     (true) or unmuted (false).
+  ///   - ended: called once when the receiver stops or fails.
   ///   - deliver: called with each decoded sample and the sender's wall-clock time of its
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
     address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
     recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
-    muted: @escaping @Sendable (Bool) -> Void,
+    muted: @escaping @Sendable (Bool) -> Void, ended: @escaping @Sendable () -> Void = {},
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
     let decoderStreams = srtp.map { _ in SRTPKey.DecoderStreams() }
     self.decoderStreams = decoderStreams
-    let status = StreamStatus(name: "the receiver on port \(port)")
+    let status = StreamStatus(name: "the receiver on port \(port)", ended: ended)
     self.status = status
     let nack = recovery.contains(.nack)
     let fec = recovery.contains(.fec)

@@ -83,12 +83,12 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// its path); nil for the process's `DISPLAY`, else its `WAYLAND_DISPLAY`.
   public let display: String?
 
-  /// The track shown, held weakly; nil clears the view. Setting a track restarts the rendering
-  /// state (first frame, ``isRendering``).
+  /// The track shown, held weakly; nil clears the view. Setting a track, the same one too,
+  /// restarts the rendering state (first frame, ``isRendering``) and clears the view until its
+  /// next frame.
   public weak var track: VideoTrack? {
     didSet {
-      guard oldValue !== track else { return }
-      oldValue?.remove(videoRenderer: self)
+      if oldValue !== track { oldValue?.remove(videoRenderer: self) }
       shared.value.withLock { $0.generation += 1 }
       clear()
       setRendering(false)
@@ -322,6 +322,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   public func add(delegate: any VideoViewDelegate) { delegates.add(delegate: delegate) }
   /// Removes a delegate.
   public func remove(delegate: any VideoViewDelegate) { delegates.remove(delegate: delegate) }
+  /// Removes every delegate.
+  public func removeAllDelegates() { delegates.removeAll() }
 
   // MARK: - The pipeline
 

@@ -28,6 +28,9 @@ public final class MulticastDelegate<Delegate>: Sendable {
     boxes.withLock { $0.removeAll { $0.object == nil || $0.object === object } }
   }
 
+  /// Removes every delegate.
+  public func removeAll() { boxes.withLock { $0.removeAll() } }
+
   /// The delegates still alive, in order.
   var all: [Delegate] { boxes.withLock { $0.compactMap { $0.object as? Delegate } } }
 }

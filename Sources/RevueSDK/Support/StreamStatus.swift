@@ -30,8 +30,13 @@ final class StreamStatus: Sendable {
   private let broadcast = Broadcast<StreamEvent>()
   /// What the log calls the stream, such as `the vp8 publication`.
   private let name: String
+  /// Called once, when the stream stops or fails.
+  private let ended: @Sendable () -> Void
 
-  init(name: String) { self.name = name }
+  init(name: String, ended: @escaping @Sendable () -> Void = {}) {
+    self.name = name
+    self.ended = ended
+  }
 
   var state: StreamState { current.withLock { $0 } }
 
@@ -59,11 +64,13 @@ final class StreamStatus: Sendable {
   /// Moves from running to `state`, once; sends the change.
   @discardableResult
   private func change(to state: StreamState) -> Bool {
-    current.withLock { current in
+    let changed = current.withLock { current in
       guard current == .running else { return false }
       current = state
       broadcast.send(.state(state))
       return true
     }
+    if changed { ended() }
+    return changed
   }
 }
