@@ -382,57 +382,71 @@ import Testing
       size: Dimensions(width: 200, height: 150), target: .embedded(windowHandle: UInt(host.window)),
       display: display.display)
     view.track = track
-    let (frame, green) = (try Self.frame(), try Self.frame(green: true))
-    /// Waits until the window satisfies `condition`, pushing `frame` after each picture drawn.
-    func window(_ what: String, showing frame: PixelBuffer, until condition: @escaping @Sendable () -> Bool)
-      async throws
-    {
-      try await Self.picture(of: view, "the window: \(what)", feeding: (capturer, frame)) { _ in condition() }
+    // A failed check lets go of the view and the window before the X server stops: Xlib ends
+    // the process (and every test in it) when its server goes away under an open connection.
+    var failure: (any Error)?
+    do {
+      let (frame, green) = (try Self.frame(), try Self.frame(green: true))
+      /// Waits until the window satisfies `condition`, pushing `frame` after each picture drawn.
+      func window(_ what: String, showing frame: PixelBuffer, until condition: @escaping @Sendable () -> Bool)
+        async throws
+      {
+        try await Self.picture(of: view, "the window: \(what)", feeding: (capturer, frame)) { _ in condition() }
+      }
+      // The 16:9 picture in a 4:3 window: fit adds bars above and below, fill crops the sides.
+      view.layoutMode = .fit
+      try await window("fit, black bars", showing: frame) {
+        host.color(100, 4) == "black" && host.color(100, 145) == "black" && host.color(20, 75) == "red"
+          && host.color(180, 75) == "blue"
+      }
+      view.layoutMode = .fill
+      try await window("fill, no bars", showing: frame) { host.color(20, 4) == "red" && host.color(180, 145) == "blue" }
+      view.mirrorMode = .mirror
+      try await window("mirrored", showing: frame) { host.color(20, 75) == "blue" && host.color(180, 75) == "red" }
+      view.mirrorMode = .off
+      view.rotationOverride = ._90
+      try await window("turned a quarter: red on top", showing: frame) {
+        host.color(100, 20) == "red" && host.color(100, 130) == "blue"
+      }
+      view.rotationOverride = nil
+      try await window("upright again", showing: frame) { host.color(20, 75) == "red" }
+      // Frozen: green frames come, the window keeps the red and blue picture.
+      view.isFrozen = true
+      let seen = FrameStream()
+      track.add(videoRenderer: seen)
+      for _ in 0..<5 { capturer.capture(green) }
+      _ = try await seen.next("the green frames at the track") { _ in seen.count >= 5 }
+      #expect(host.color(20, 75) == "red" && host.color(180, 75) == "blue", "a frozen view keeps its picture")
+      view.isFrozen = false
+      try await window("green once unfrozen", showing: green) { host.color(100, 75) == "green" }
+      // Debug mode: a green border while rendering.
+      view.isDebugMode = true
+      try await window("the debug border, green", showing: frame) {
+        host.color(1, 1) == "green" && host.color(198, 148) == "green" && host.color(20, 75) == "red"
+      }
+      view.isDebugMode = false
+      // Muted: the placeholder, in place of the frames still pushed.
+      track.mutePlaceholder = green
+      try await track.mute()
+      try await window("the placeholder while muted", showing: frame) {
+        host.color(20, 75) == "green" && host.color(180, 75) == "green"
+      }
+      try await track.unmute()
+      try await window("the picture again", showing: frame) { host.color(20, 75) == "red" }
+    } catch {
+      failure = error
     }
-    // The 16:9 picture in a 4:3 window: fit adds bars above and below, fill crops the sides.
-    view.layoutMode = .fit
-    try await window("fit, black bars", showing: frame) {
-      host.color(100, 4) == "black" && host.color(100, 145) == "black" && host.color(20, 75) == "red"
-        && host.color(180, 75) == "blue"
-    }
-    view.layoutMode = .fill
-    try await window("fill, no bars", showing: frame) { host.color(20, 4) == "red" && host.color(180, 145) == "blue" }
-    view.mirrorMode = .mirror
-    try await window("mirrored", showing: frame) { host.color(20, 75) == "blue" && host.color(180, 75) == "red" }
-    view.mirrorMode = .off
-    view.rotationOverride = ._90
-    try await window("turned a quarter: red on top", showing: frame) {
-      host.color(100, 20) == "red" && host.color(100, 130) == "blue"
-    }
-    view.rotationOverride = nil
-    try await window("upright again", showing: frame) { host.color(20, 75) == "red" }
-    // Frozen: green frames come, the window keeps the red and blue picture.
-    view.isFrozen = true
-    let seen = FrameStream()
-    track.add(videoRenderer: seen)
-    for _ in 0..<5 { capturer.capture(green) }
-    _ = try await seen.next("the green frames at the track") { _ in seen.count >= 5 }
-    #expect(host.color(20, 75) == "red" && host.color(180, 75) == "blue", "a frozen view keeps its picture")
-    view.isFrozen = false
-    try await window("green once unfrozen", showing: green) { host.color(100, 75) == "green" }
-    // Debug mode: a green border while rendering.
-    view.isDebugMode = true
-    try await window("the debug border, green", showing: frame) {
-      host.color(1, 1) == "green" && host.color(198, 148) == "green" && host.color(20, 75) == "red"
-    }
-    view.isDebugMode = false
-    // Muted: the placeholder, in place of the frames still pushed.
-    track.mutePlaceholder = green
-    try await track.mute()
-    try await window("the placeholder while muted", showing: frame) {
-      host.color(20, 75) == "green" && host.color(180, 75) == "green"
-    }
-    try await track.unmute()
-    try await window("the picture again", showing: frame) { host.color(20, 75) == "red" }
     try await capturer.stopCapture()
+    // Closed, the view lets go of the window at once: the App may destroy it next. Only the
+    // App's own connection is left.
+    view.close()
+    let connections = try await display.connections()
+    #expect(connections == 1, "the view's sink has closed its connection: \(connections) open")
+    #expect(view.renderer == "none" && !view.isRendering && view.track == nil)
     view = nil
     host.close()
     try await display.stop()
+    if let failure { throw failure }
   }
 
   /// An I420 frame of the view's size is drawn in the memory it came in, up to the sink's own

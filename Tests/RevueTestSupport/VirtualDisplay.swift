@@ -26,10 +26,9 @@ public final class VirtualDisplay: Sendable {
   /// - Throws: ``DeadlineExceeded`` when a connection is still open at the deadline (a view or
   ///   capturer that was not let go); the server is then left running, to end with the process.
   public func stop(within seconds: Double = 10) async throws {
-    let number = display.dropFirst().prefix { $0 != "." }
     let deadline = ContinuousClock.now + .seconds(seconds)
     // Nothing tells when a socket closes: the connections are looked at every 50 ms.
-    while case let open = try await Self.connections(toDisplay: String(number)), open > 0 {
+    while case let open = try await connections(), open > 0 {
       guard ContinuousClock.now < deadline else {
         throw DeadlineExceeded(
           "this process still has \(open) connection(s) to display \(display) after \(seconds) s:"
@@ -38,6 +37,11 @@ public final class VirtualDisplay: Sendable {
       try await Task.sleep(for: .milliseconds(50))
     }
     await server.stop()
+  }
+
+  /// How many connections this process has open to the server now.
+  public func connections() async throws -> Int {
+    try await Self.connections(toDisplay: String(display.dropFirst().prefix { $0 != "." }))
   }
 
   /// How many of this process's sockets are connected to the X server of display `number`: the

@@ -183,6 +183,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   nonisolated let pictures = Broadcast<Void>()
   private var pipeline: MediaPipeline?
   private var hadTrack = false
+  /// ``close()`` was called: the view draws no more.
+  private var closed = false
   /// Whether the picture is mirrored now (``MirrorMode/auto`` follows the camera's position).
   private(set) var appliedMirror = false
   /// The pipeline's errors so far.
@@ -215,6 +217,22 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   isolated deinit {
     watch?.cancel()
     pipeline?.stop()
+  }
+
+  /// Stops drawing and lets go of the window and the display at once, for good: an App that
+  /// embedded the view in a window of its own calls it before destroying that window (Xlib
+  /// ends a process that draws into a window gone). Letting go of the view does the same, but
+  /// only when its last reference goes, which may be a moment later, on another thread (the
+  /// track's, drawing a frame).
+  public func close() {
+    guard !closed else { return }
+    closed = true
+    watch?.cancel()
+    pipeline?.stop()
+    pipeline = nil
+    shared.value.withLock { $0.source = nil }
+    renderer = "none"
+    track = nil
   }
 
   // MARK: - Frames (the track's thread)
@@ -336,6 +354,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// (Re)builds the view's pipeline for the current mode and target, drawing black, or the
   /// picture it showed when `keepingPicture`.
   private func rebuild(keepingPicture: Bool = false) {
+    guard !closed else { return }
     let kept = shared.value.withLock { state in
       state.cleared ? nil : state.lastBuffer.flatMap { buffer in state.lastCaps.map { (buffer, $0) } }
     }
@@ -345,7 +364,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl && !glFailed)
     let wayland = factory == "fakesink" ? nil : Display.wayland(display)
     waylandSocket = wayland
-    if let wayland {
+    if wayland != nil {
       // Wayland: the compositor's own sink; an X11 window handle means nothing there.
       if case .embedded = target {
         RevueLog.log(.warning, "VideoView", "on Wayland the view draws in a window of its own, not in \(target)")
@@ -435,9 +454,11 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
     let source = try made.pipeline.element(named: "source", as: AppSrc.self)
     try made.play()
+    // The last frame went into the previous source, with caps this one has not had: a redraw
+    // of it here would come before any caps and fail the pipeline (not-negotiated).
     shared.value.withLock { state in
       state.source = source
-      state.lastCaps = nil
+      (state.lastCaps, state.lastBuffer) = (nil, nil)
     }
     return made
   }
