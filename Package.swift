@@ -11,6 +11,7 @@ let cModules: [(name: String, pkgConfig: String, apt: String)] = [
   ("CGStreamerRTP", "gstreamer-rtp-1.0", "libgstreamer-plugins-base1.0-dev"),
   ("CGStreamerSDP", "gstreamer-sdp-1.0", "libgstreamer-plugins-base1.0-dev"),
   ("CGStreamerNet", "gstreamer-net-1.0", "libgstreamer1.0-dev"),
+  ("CGStreamerRTSPServer", "gstreamer-rtsp-server-1.0", "libgstrtspserver-1.0-dev"),
 ]
 
 let package = Package(

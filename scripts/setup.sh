@@ -23,6 +23,9 @@ packages=(
   gstreamer1.0-gl
   gstreamer1.0-alsa
   gstreamer1.0-pulseaudio
+  # gst-rtsp-server (revue serve --rtsp) and rtspsrc (its test's clients).
+  libgstrtspserver-1.0-dev
+  gstreamer1.0-rtsp
   # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
   ffmpeg
   vlc-bin

@@ -19,6 +19,8 @@ enum Command: Equatable {
   case stream(StreamOptions)
   /// `revue receive …`: a stream decoded.
   case receive(ReceiveOptions)
+  /// `revue serve --rtsp …`: a camera served to RTSP clients.
+  case serve(ServeOptions)
   /// `revue demo [--duration S]`: a sender and a receiver in one process.
   case demo(duration: Int)
   /// `revue link --to HOST:PORT …`: a relay through an emulated bad link.
@@ -83,6 +85,14 @@ enum Command: Equatable {
                        300), or not with --no-recovery; --srtp-key decrypts SRTP (with --sdp
                        the key comes from its a=crypto lines); --from HOST takes packets from
                        that host only
+      serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password P] [--auth digest|basic]
+            [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
+            [--codec h264|vp8] [--bitrate BPS] [--duration S] [--json]
+                       serve a camera to RTSP clients (VLC, ffmpeg, NVRs) at
+                       rtsp://HOST:PORT/camera (default path), over UDP or TCP as each client
+                       asks: captured and encoded once (default H.264) for all of them;
+                       --user and --password let only that user in (digest authentication,
+                       or basic); Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
@@ -125,6 +135,9 @@ enum Command: Equatable {
     case "receive":
       guard let options = try ReceiveOptions.parse(options) else { return .help }
       return .receive(options)
+    case "serve":
+      guard let options = try ServeOptions.parse(options) else { return .help }
+      return .serve(options)
     case "demo":
       var reader = OptionReader(command: "demo", options)
       var duration = 5
@@ -210,6 +223,7 @@ enum Command: Equatable {
     case .devices(let json): try await DevicesCommand(json: json).run()
     case .stream(let options): try await StreamCommand(options: options).run()
     case .receive(let options): try await ReceiveCommand(options: options).run()
+    case .serve(let options): try await ServeCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
     case .link(let options): try await LinkCommand(options: options).run()

@@ -154,6 +154,8 @@ public enum GStreamerError: Error, Sendable, Hashable, CustomStringConvertible {
   case bufferAccess(String)
   /// A query or event was not answered.
   case queryFailed(element: String, query: String)
+  /// A server could not listen on an address (in use, or not this host's); `reason` is GLib's.
+  case listenFailed(address: String, reason: String)
 
   /// One line that says what failed, with GStreamer's text and, where it helps, what to do.
   public var description: String {
@@ -203,6 +205,8 @@ public enum GStreamerError: Error, Sendable, Hashable, CustomStringConvertible {
       return "buffer: \(reason)"
     case .queryFailed(let element, let query):
       return "element '\(element)' did not answer the \(query) query"
+    case .listenFailed(let address, let reason):
+      return "cannot listen on \(address): \(reason)"
     }
   }
 }

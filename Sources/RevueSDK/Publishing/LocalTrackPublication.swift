@@ -179,7 +179,7 @@ public final class LocalTrackPublication: Sendable {
   /// overshoot (15 %), not libvpx's 6 s: with a 6 s buffer a bitrate set while playing is not
   /// followed for seconds (measured: from 200 kb/s to 1.5 Mb/s, a burst, then 70–180 kb/s for
   /// 5 s; with libwebrtc's, 1.4 Mb/s within a second), which congestion control relies on.
-  private static func videoChain(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) -> String {
+  static func videoChain(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) -> String {
     let encoding = layer.encoding
     let keyframeInterval = max(1, encoding.maxFps * 2)
     let size = layer.dimensions

@@ -109,7 +109,7 @@ struct StreamCommand {
   var options: StreamOptions
 
   func run() async throws {
-    let device = options.source == .screen ? nil : try await pickCamera()
+    let device = options.source == .screen ? nil : try await Self.pickCamera(options.source)
     let room = Room()
     let key = try options.srtpKey ?? (options.makesSRTPKey ? SRTPKey.random(suite: options.srtpSuite) : nil)
     try await room.connect(to: try Self.url(options.destination, key: key))
@@ -182,8 +182,8 @@ struct StreamCommand {
   }
 
   /// The camera asked for, or the first one, or the virtual camera (said so) when there is none.
-  private func pickCamera() async throws -> CaptureDevice {
-    switch options.source {
+  static func pickCamera(_ source: StreamOptions.Source) async throws -> CaptureDevice {
+    switch source {
     case .camera(let id): return try await CameraCapturer.captureDevice(id: id)
     case .virtualCamera(let profile): return try await VirtualDevices.camera(profile: profile)
     case .testPattern, .screen: return try await VirtualDevices.camera(profile: "csi-camera-module")

@@ -1,0 +1,124 @@
+import Foundation
+import RevueSDK
+
+/// `revue serve` options.
+struct ServeOptions: Equatable {
+  var source = StreamOptions.Source.firstCamera
+  var size = Dimensions.h720_169
+  var fps = 30
+  var codec = VideoCodec.h264
+  var bitrate: Int?
+  var address = "0.0.0.0"
+  var port = 8554
+  var path = "/camera"
+  var user: String?
+  var password: String?
+  var authentication = RTSPBroadcast.Authentication.digest
+  var duration: Int?
+  var json = false
+
+  static func parse(_ arguments: [String]) throws(UsageError) -> ServeOptions? {
+    var options = ServeOptions()
+    var reader = OptionReader(command: "serve", arguments)
+    var rtspGiven = false
+    while let option = reader.next() {
+      switch option {
+      case "--rtsp":
+        let text = try reader.value(option)
+        // [ADDR:]PORT; an IPv6 address in brackets.
+        let split = text.lastIndex(of: ":")
+        let portText = split.map { String(text[text.index(after: $0)...]) } ?? text
+        guard let port = Int(portText), (0...65535).contains(port) else {
+          throw UsageError(
+            description: "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not '\(text)'")
+        }
+        options.port = port
+        if let split {
+          options.address = String(text[..<split]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        }
+        rtspGiven = true
+      case "--path":
+        options.path = try reader.value(option)
+        guard options.path.hasPrefix("/") else {
+          throw UsageError(description: "serve: --path starts with /, such as /camera, not '\(options.path)'")
+        }
+      case "--user": options.user = try reader.value(option)
+      case "--password": options.password = try reader.value(option)
+      case "--auth":
+        switch try reader.value(option) {
+        case "basic": options.authentication = .basic
+        case "digest": options.authentication = .digest
+        case let other: throw UsageError(description: "serve: --auth is basic or digest, not '\(other)'")
+        }
+      case "--camera": options.source = .camera(try reader.value(option))
+      case "--virtual-camera": options.source = .virtualCamera(try reader.value(option))
+      case "--test-pattern": options.source = .testPattern
+      case "--size":
+        let text = try reader.value(option)
+        let parts = text.split(separator: "x").compactMap { Int32($0) }
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
+          throw UsageError(description: "serve: --size is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
+        }
+        options.size = Dimensions(width: parts[0], height: parts[1])
+      case "--fps": options.fps = try reader.count(option)
+      case "--codec": options.codec = try reader.codec(option)
+      case "--bitrate": options.bitrate = try reader.count(option)
+      case "--duration": options.duration = try reader.count(option)
+      case "--json": options.json = true
+      case "--help", "-h": return nil
+      default: throw reader.unknown(option)
+      }
+    }
+    guard rtspGiven else { throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT is required") }
+    guard (options.user == nil) == (options.password == nil) else {
+      throw UsageError(description: "serve: --user and --password go together")
+    }
+    return options
+  }
+}
+
+/// `revue serve --rtsp`: a camera (or the virtual camera, or a test pattern) served to RTSP
+/// clients, encoded once for all of them.
+struct ServeCommand {
+  var options: ServeOptions
+
+  func run() async throws {
+    let device = try await StreamCommand.pickCamera(options.source)
+    let track = LocalVideoTrack.createCameraTrack(
+      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
+    let capturer = track.capturer!
+    try await capturer.startCapture()
+    let size = capturer.dimensions ?? options.size
+    let encoding = VideoEncoding(
+      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    let credentials = options.user.map { [RTSPBroadcast.Credentials(user: $0, password: options.password ?? "")] } ?? []
+    let broadcast = try RTSPBroadcast(
+      track: track, address: options.address, port: options.port, path: options.path, codec: options.codec,
+      encoding: encoding, credentials: credentials, authentication: options.authentication)
+    let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
+    FileHandle.standardError.write(
+      Data(
+        ("revue: serving \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
+          + " on \(broadcast.url.absoluteString) (UDP and TCP\(protection))\n").utf8))
+    let printer = StatusPrinter(json: options.json)
+    let lastFrames = PreviousCount()
+    await RunLoopControl.run(duration: options.duration) {
+      let stats = broadcast.statistics
+      let fps = lastFrames.advance(to: stats.framesSent)
+      printer.print(
+        [
+          ("url", broadcast.url.absoluteString), ("framesSent", stats.framesSent), ("fps", fps),
+          ("sessions", stats.sessions), ("encodersStarted", stats.encodersStarted),
+        ],
+        text:
+          "\(stats.sessions) client(s)  \(fps) fps  frames \(stats.framesSent)  encoders started \(stats.encodersStarted)"
+      )
+    }
+    printer.finish()
+    let final = broadcast.statistics
+    broadcast.stop()
+    try await capturer.stopCapture()
+    FileHandle.standardError.write(
+      Data("revue: served \(final.framesSent) frames, \(final.encodersStarted) encoder(s) started\n".utf8))
+  }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import RevueTestSupport
+import Testing
+
+@testable import revue
+
+/// `revue serve --rtsp`: its options, and a camera served to ffmpeg with a password.
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct ServeCommandTests {
+  @Test func options() throws {
+    let defaults = try #require(try ServeOptions.parse(["--rtsp", "8554"]))
+    #expect(defaults.address == "0.0.0.0" && defaults.port == 8554 && defaults.path == "/camera")
+    #expect(defaults.codec == .h264 && defaults.user == nil && defaults.authentication == .digest)
+    let options = try #require(
+      try ServeOptions.parse([
+        "--rtsp", "127.0.0.1:9000", "--path", "/door", "--user", "ann", "--password", "pw", "--auth", "basic",
+        "--virtual-camera", "usb-720p-webcam", "--size", "640x360", "--fps", "15", "--codec", "vp8", "--duration", "5",
+      ]))
+    #expect(options.address == "127.0.0.1" && options.port == 9000 && options.path == "/door")
+    #expect(options.user == "ann" && options.password == "pw" && options.authentication == .basic)
+    #expect(options.source == .virtualCamera("usb-720p-webcam") && options.size.description == "640x360")
+    #expect(options.fps == 15 && options.codec == .vp8 && options.duration == 5)
+    #expect(try ServeOptions.parse(["--rtsp", "[::1]:8554"])?.address == "::1")
+    for (arguments, error) in [
+      ([], "serve: --rtsp [ADDRESS:]PORT is required"),
+      (["--rtsp", "camera"], "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not 'camera'"),
+      (["--rtsp", "70000"], "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not '70000'"),
+      (["--rtsp", "8554", "--path", "camera"], "serve: --path starts with /, such as /camera, not 'camera'"),
+      (["--rtsp", "8554", "--user", "ann"], "serve: --user and --password go together"),
+      (["--rtsp", "8554", "--auth", "none"], "serve: --auth is basic or digest, not 'none'"),
+    ] {
+      #expect(throws: UsageError(description: error)) { try ServeOptions.parse(arguments) }
+    }
+  }
+
+  /// The test pattern served on a free port with a password: ffmpeg with it decodes frames, and
+  /// the node says how much it served when stopped.
+  @Test func aPasswordProtectedCameraPlaysInFFmpeg() async throws {
+    let server = try Subprocess(
+      RevueExecutableTests.executable,
+      [
+        "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--user", "ann", "--password", "pw",
+        "--duration", "40", "--json",
+      ])
+    try await server.waitForError(containing: "(UDP and TCP, digest authentication)", within: 30)
+    // The status lines (one a second) name the URL, with the port the system chose.
+    let status = try await server.waitForOutput(within: 10, for: "a status line") { $0.contains("\n") }
+    let line = try #require(status.split(separator: "\n").first)
+    let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    let url = try #require(fields["url"] as? String)
+    #expect(url.hasPrefix("rtsp://127.0.0.1:") && url.hasSuffix("/camera"), "\(url)")
+    let played = try await Subprocess.run(
+      URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+      [
+        "-hide_banner", "-nostats", "-rtsp_transport", "tcp", "-i",
+        url.replacingOccurrences(of: "//", with: "//ann:pw@"),
+        "-frames:v", "10", "-f", "null", "-",
+      ], within: 30)
+    #expect(played.status == 0 && played.error.contains("frame=   10"), "\(played.error.suffix(600))")
+    let exit = await server.stop()
+    #expect(exit.status == 0, "\(exit.error)")
+    #expect(exit.error.contains("1 encoder(s) started"), "\(exit.error)")
+  }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+/// Issue 16's RTSP: a camera served by `RTSPBroadcast` (gst-rtsp-server) to clients no one here
+/// wrote, ffmpeg's and GStreamer's `rtspsrc`, over TCP and UDP at once, encoded once for all;
+/// users with a password, a wrong one refused.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTSPBroadcastTests {
+  init() { TestEnvironment.prepare() }
+
+  /// A camera track on a virtual camera at 640×480, capturing.
+  static func camera(_ device: CaptureDevice) async throws -> LocalVideoTrack {
+    let track = LocalVideoTrack.createCameraTrack(
+      options: CameraCaptureOptions(device: device, dimensions: Dimensions(width: 640, height: 480), fps: 30))
+    try await track.capturer?.startCapture()
+    return track
+  }
+
+  /// ffmpeg decoding `frames` frames of `url` over `transport` (its RTP ports, for UDP, taken
+  /// from the test's own).
+  static func ffmpeg(_ url: String, transport: String, frames: Int = 30) throws -> Subprocess {
+    let port = FreePorts.rtp(pairs: 2)
+    return try Subprocess(
+      URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+      [
+        "-hide_banner", "-nostats", "-rtsp_transport", transport, "-min_port", "\(port)", "-max_port", "\(port + 3)",
+        "-i", url, "-frames:v", "\(frames)", "-f", "null", "-",
+      ])
+  }
+
+  /// Three ffmpeg clients (two over TCP, one over UDP) and a GStreamer one (`rtspsrc` over UDP)
+  /// at once: each decodes its frames, and one encoder served them all.
+  @Test(arguments: [VideoCodec.h264, .vp8]) func severalClientsAtOnceShareOneEncoder(_ codec: VideoCodec) async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let broadcast = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0, path: "/live", codec: codec)
+      let url = "rtsp://127.0.0.1:\(broadcast.port)/live"
+      #expect(broadcast.url.absoluteString == url)
+      let port = FreePorts.rtp(pairs: 2)
+      let depay = codec == .h264 ? "rtph264depay ! avdec_h264" : "rtpvp8depay ! vp8dec"
+      let clients = [
+        try Self.ffmpeg(url, transport: "tcp"), try Self.ffmpeg(url, transport: "tcp"),
+        try Self.ffmpeg(url, transport: "udp"),
+        try Subprocess(
+          URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"),
+          [
+            "-q", "rtspsrc", "location=\(url)", "protocols=udp", "port-range=\(port)-\(port + 3)", "!", depay, "!",
+            "fakesink", "num-buffers=30",
+          ].flatMap { $0.split(separator: " ").map(String.init) }),
+      ]
+      for client in clients {
+        let exit = try await client.exit(within: 30)
+        #expect(exit.status == 0, "\(client.command): \(exit.error.suffix(600))")
+        if client.command.contains("ffmpeg") {
+          #expect(exit.error.contains("frame=   30"), "ffmpeg decoded 30 frames: \(exit.error.suffix(600))")
+        }
+      }
+      let statistics = broadcast.statistics
+      #expect(statistics.encodersStarted == 1, "one encoder for every client: \(statistics)")
+      #expect(statistics.framesSent >= 30)
+      broadcast.stop()
+      try await track.capturer?.stopCapture()
+    }
+  }
+
+  /// With a user, the right password decodes and a wrong one (or none) gets 401, in digest and
+  /// in basic authentication.
+  @Test(arguments: [RTSPBroadcast.Authentication.digest, .basic]) func aWrongPasswordIsRefused(
+    _ authentication: RTSPBroadcast.Authentication
+  ) async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let broadcast = try RTSPBroadcast(
+        track: track, address: "127.0.0.1", port: 0,
+        credentials: [RTSPBroadcast.Credentials(user: "ann", password: "s3cret")], authentication: authentication)
+      let place = "127.0.0.1:\(broadcast.port)/camera"
+      for (who, refused) in [("ann:wrong@", true), ("", true), ("ann:s3cret@", false)] {
+        let exit = try await Self.ffmpeg("rtsp://\(who)\(place)", transport: "tcp", frames: 10).exit(within: 30)
+        if refused {
+          #expect(exit.status != 0 && exit.error.contains("401"), "'\(who)' was let in: \(exit.error.suffix(400))")
+        } else {
+          #expect(exit.status == 0 && exit.error.contains("frame=   10"), "\(exit.error.suffix(600))")
+        }
+      }
+      broadcast.stop()
+      try await track.capturer?.stopCapture()
+    }
+  }
+
+  /// A port in use and a path without its slash are clear errors; a stopped broadcast ends its
+  /// clients and frees its port at once.
+  @Test func badInputIsAClearErrorAndStopFreesThePort() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let first = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0)
+      #expect {
+        _ = try RTSPBroadcast(track: track, address: "127.0.0.1", port: first.port)
+      } throws: { error in
+        "\(error)".contains("Address already in use") && (error as? RevueError)?.kind == .invalidInput
+      }
+      #expect {
+        _ = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0, path: "camera")
+      } throws: { error in
+        "\(error)".contains("must start with /")
+      }
+      // A client that would play for a minute ends when the broadcast stops.
+      let client = try Self.ffmpeg("rtsp://127.0.0.1:\(first.port)/camera", transport: "tcp", frames: 1800)
+      // ffmpeg says where it writes once it has probed the stream: frames came.
+      try await client.waitForError(containing: "Output #0", within: 20)
+      #expect(first.statistics.sessions == 1)
+      first.stop()
+      _ = try await client.exit(within: 20)
+      let again = try RTSPBroadcast(track: track, address: "127.0.0.1", port: first.port)
+      again.stop()
+      try await track.capturer?.stopCapture()
+    }
+  }
+}
