@@ -143,8 +143,8 @@ private final class FrameHalving: Sendable {
 /// for most packets again, the retransmissions are lost in turn and asked for again, and the
 /// sender sent 2 Mb/s, most of it retransmissions, while its encoder aimed at 200 kb/s, with no
 /// frame decoded for seconds. libwebrtc likewise keeps retransmissions within its estimate.
-/// Half the target, not less: a receiver sends its first request for a packet three times and
-/// the sender answers each copy, so 10 % random loss asks for 30 % of the rate again (with a
+/// Half the target, not less: a receiver sends its first request for a packet four times and
+/// the sender answers each copy, so 10 % random loss asks for 40 % of the rate again (with a
 /// quarter, `LossRecoveryTests` lost frames at 5 % and 10 % loss).
 final class RetransmissionBudget: Sendable {
   /// The share of the target retransmissions may take.

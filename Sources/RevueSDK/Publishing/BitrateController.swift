@@ -271,7 +271,7 @@ struct BitrateController: Sendable {
   /// `time`: requests for ``burstRequests`` different packets within ``burstWindow`` mean a
   /// queue overflowed, and the target goes down by ``burstBackoff`` at once, a report sooner
   /// than loss would show (at most once per ``decreaseInterval``). Copies of a request (a
-  /// receiver sends its first one three times) count once. Returns whether ``encoderBitrate``
+  /// receiver sends its first one four times) count once. Returns whether ``encoderBitrate``
   /// or ``halvesFrameRate`` changed.
   @discardableResult
   mutating func retransmissionRequested(_ sequence: UInt16, at time: Duration) -> Bool {

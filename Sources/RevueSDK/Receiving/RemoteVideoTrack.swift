@@ -622,12 +622,14 @@ final class RTPReceiver: Sendable {
   static let dropoutMilliseconds = 2_000
 
   /// How many times the first NACK for a packet is sent (its retries go
-  /// ``retryNACKCopies`` times, after ``nackRetryMilliseconds``). A lost NACK or a lost retransmission costs a round trip more,
-  /// which at 30 ± 10 ms each way kept the picture still past 200 ms; each copy that arrives
-  /// brings a retransmission, so through 5% loss each way the first request fails once in a
-  /// thousand (0.0975³) rather than once in ten, for 48 bytes more and up to two retransmissions
-  /// more of each lost packet. Measured: docs/loss-recovery.md.
-  static let firstNACKCopies = 3
+  /// ``retryNACKCopies`` times, after ``nackRetryMilliseconds``). A lost NACK or a lost
+  /// retransmission costs a round trip more, and a retry at 30 ± 10 ms each way keeps the
+  /// picture still past 200 ms; each copy that arrives brings a retransmission, so through 5%
+  /// loss each way the first request fails once in 11,000 (0.0975⁴) rather than once in ten,
+  /// for 64 bytes more and up to three retransmissions more of each lost packet. With three
+  /// copies it failed once in a thousand: about one 720p trial in fifteen (70 lost packets)
+  /// retried a packet, and CI saw a 215 ms freeze. Measured: docs/loss-recovery.md.
+  static let firstNACKCopies = 4
   /// How many times a retried NACK is sent: a packet whose first request failed has used part
   /// of its wait, and when every later round fails too the jitter buffer gives it up, which
   /// costs a keyframe and half a second of picture (at 10% loss each way with one copy, a

@@ -19,9 +19,9 @@ extension BenchCommand.Links {
     sender's reports on) to the sender's RTCP address, rather than leave it to `rtpsession`,
     whose early-feedback rule would send one early report per report interval (a second here):
     a lost packet would wait for its NACK longer than the jitter buffer waits for it. The first
-    request for a packet goes **three times** (`RTPReceiver.firstNACKCopies`): a lost NACK or a
+    request for a packet goes **four times** (`RTPReceiver.firstNACKCopies`): a lost NACK or a
     lost retransmission costs a round trip, and through 5% loss each way a request fails once in
-    about a thousand (0.0975³) instead of once in ten. A request not answered is sent again (one copy)
+    about 11,000 (0.0975⁴) instead of once in ten. A request not answered is sent again (three copies)
     **120 ms** after the last (`nackRetryMilliseconds`: longer than the 40–80 ms round trips
     measured here, so only failed requests are retried), until the jitter buffer gives the packet
     up at 300 ms. The sender keeps **1 s** of what it sent (`rtprtxsend`, `LossRecovery.historyMilliseconds`,
@@ -99,7 +99,7 @@ extension BenchCommand.Links {
   static let overheadIntroduction = """
     Per trial: media packets the link lost forward (of those the sender sent, retransmissions and
     FEC included), feedback packets lost backward, NACK packets the receiver sent (a first request
-    counts once, though it goes three times), packets the sender retransmitted and per packet lost
+    counts once, though it goes four times), packets the sender retransmitted and per packet lost
     forward, retransmissions that reached the receiver (`rtprtxreceive`'s count: duplicates of
     packets already there included; the jitter buffer drops those), packets rebuilt from FEC, packets
     the jitter buffer gave up on, keyframes asked for and made, and the packets and bytes the
@@ -132,7 +132,7 @@ extension BenchCommand.Links {
       the requests held 25 ms past the due time (`RTPReceiver.nackDelayMilliseconds`) the 0% rows
       show what is left: next to none at 640×480 and for H.264, but still about one packet in
       ten resent for VP8 at 720p, whose frames come in longer bursts (the packet after a burst
-      is due by the pace within it, a frame early). Each first request goes three times and the
+      is due by the pace within it, a frame early). Each first request goes four times and the
       sender answers every copy that arrives, on purpose: the copies are what protects a request
       against a lost retransmission as well as a lost NACK. Left to do: a due time that knows the
       frame boundary (or `rtx-next-seqnum=false`, which asked for none here but gave up a packet
