@@ -12,6 +12,7 @@ let cModules: [(name: String, pkgConfig: String, apt: String)] = [
   ("CGStreamerSDP", "gstreamer-sdp-1.0", "libgstreamer-plugins-base1.0-dev"),
   ("CGStreamerNet", "gstreamer-net-1.0", "libgstreamer1.0-dev"),
   ("CGStreamerRTSPServer", "gstreamer-rtsp-server-1.0", "libgstrtspserver-1.0-dev"),
+  ("CGStreamerWebRTC", "gstreamer-webrtc-1.0", "libgstreamer-plugins-bad1.0-dev"),
 ]
 
 let package = Package(

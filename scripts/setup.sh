@@ -26,6 +26,10 @@ packages=(
   # gst-rtsp-server (revue serve --rtsp) and rtspsrc (its test's clients).
   libgstrtspserver-1.0-dev
   gstreamer1.0-rtsp
+  # webrtcbin's library (WebRTC: the Janus viewer of the tests) and Janus itself, the media
+  # server the tests publish into.
+  libgstreamer-plugins-bad1.0-dev
+  janus
   # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
   ffmpeg
   vlc-bin

@@ -137,6 +137,14 @@ public class Element: Object, @unchecked Sendable {
     try result.get()
   }
 
+  /// Brings the element to its parent's state: for an element added to a playing pipeline
+  /// (in a `pad-added` handler, say). Returns whether it could.
+  ///
+  /// The corresponding C function is `gst_element_sync_state_with_parent`.
+  @discardableResult public func syncStateWithParent() -> Bool {
+    gst_element_sync_state_with_parent(elementPointer) != 0
+  }
+
   /// The blocking form of ``changeState(to:timeout:)``, for code that is not async.
   public func changeStateBlocking(to state: State, timeout: Duration = .seconds(10)) throws(GStreamerError) {
     let errors = pipelineErrorLog()

@@ -1,0 +1,183 @@
+internal import CGStreamer
+internal import CGStreamerWebRTC
+
+/// GStreamer's WebRTC peer, `webrtcbin` (ICE, DTLS-SRTP, RTP/RTCP with feedback), with its
+/// negotiation as Swift calls: descriptions are SDP text, the answers of its promises are
+/// awaited.
+///
+/// Add ``element`` to a pipeline; media it receives comes out of pads it adds as the remote
+/// streams arrive (``Element/onPadAdded(_:)``).
+public final class WebRTCBin: Sendable {
+  /// The `webrtcbin` element.
+  public let element: Bin
+
+  /// Whether a description offers or answers.
+  public enum DescriptionType: Sendable, Hashable {
+    /// An offer.
+    case offer
+    /// An answer to an offer.
+    case answer
+
+    var cValue: GstWebRTCSDPType { self == .offer ? GST_WEBRTC_SDP_TYPE_OFFER : GST_WEBRTC_SDP_TYPE_ANSWER }
+    var field: String { self == .offer ? "offer" : "answer" }
+  }
+
+  /// A new `webrtcbin` named `name`, bundling every media on one transport (`max-bundle`).
+  /// - Throws: ``GStreamerError/elementNotFound(factory:package:)`` without gst-plugins-bad.
+  public init(name: String? = nil) throws(GStreamerError) {
+    element = try Element.make("webrtcbin", name: name, as: Bin.self)
+    try element.set("bundle-policy", Value.enumeration("max-bundle"))
+  }
+
+  /// Takes the remote peer's description.
+  /// - Throws: ``GStreamerError/queryFailed(element:query:)`` with webrtcbin's reason when the
+  ///   SDP does not parse or does not fit the negotiation.
+  public func setRemoteDescription(_ type: DescriptionType, sdp: String) async throws(GStreamerError) {
+    try await set("set-remote-description", type, sdp: sdp)
+  }
+
+  /// Takes a local description (the offer or answer this peer made, maybe changed).
+  /// - Throws: as ``setRemoteDescription(_:sdp:)``.
+  public func setLocalDescription(_ type: DescriptionType, sdp: String) async throws(GStreamerError) {
+    try await set("set-local-description", type, sdp: sdp)
+  }
+
+  /// Makes an offer from the transceivers and pads there are now.
+  /// - Throws: ``GStreamerError/queryFailed(element:query:)`` with webrtcbin's reason.
+  public func createOffer() async throws(GStreamerError) -> String {
+    try await create(.offer)
+  }
+
+  /// Makes the answer to the remote offer set.
+  /// - Throws: ``GStreamerError/queryFailed(element:query:)`` with webrtcbin's reason.
+  public func createAnswer() async throws(GStreamerError) -> String {
+    try await create(.answer)
+  }
+
+  /// Adds a candidate of the remote peer for media line `mLineIndex` (an `a=candidate` value,
+  /// `candidate:…`).
+  public func addICECandidate(mLineIndex: Int, candidate: String) {
+    cwebrtc_add_ice_candidate(element.elementPointer, guint(mLineIndex), candidate)
+  }
+
+  /// Calls `handler` with each local ICE candidate as it is gathered (the media line, the
+  /// `candidate:…` text), on one of webrtcbin's threads.
+  public func onICECandidate(_ handler: @escaping @Sendable (_ mLineIndex: Int, _ candidate: String) -> Void) {
+    let box = Unmanaged.passRetained(CandidateBox(handler)).toOpaque()
+    let callback:
+      @convention(c) (UnsafeMutableRawPointer?, guint, UnsafePointer<gchar>?, UnsafeMutableRawPointer?) ->
+        Void = { _, line, candidate, data in
+          guard let candidate, let data else { return }
+          Unmanaged<CandidateBox>.fromOpaque(data).takeUnretainedValue().handler(Int(line), String(cString: candidate))
+        }
+    let release: GClosureNotify = { data, _ in Unmanaged<CandidateBox>.fromOpaque(data!).release() }
+    _ = cgst_signal_connect(
+      element.rawPointer, "on-ice-candidate", unsafeBitCast(callback, to: GCallback.self), box, release)
+  }
+
+  /// The local description as it is now, candidates gathered so far included; nil before one
+  /// is set.
+  public var localDescription: String? { description(of: "local-description") }
+
+  /// The ICE gathering state: `new`, `gathering` or `complete`.
+  public var iceGatheringState: String { enumNick("ice-gathering-state") }
+  /// The peer connection's state: `new`, `connecting`, `connected`, `disconnected`, `failed`
+  /// or `closed`.
+  public var connectionState: String { enumNick("connection-state") }
+
+  private func enumNick(_ property: String) -> String {
+    guard case .enumeration(let nick)? = try? element.property(property) else { return "unknown" }
+    return nick
+  }
+
+  private func description(of property: String) -> String? {
+    var value = GValue()
+    g_value_init(&value, gst_webrtc_session_description_get_type())
+    defer { g_value_unset(&value) }
+    g_object_get_property(element.rawPointer.assumingMemoryBound(to: GObject.self), property, &value)
+    guard let text = cwebrtc_description_text(&value) else { return nil }
+    defer { g_free(text) }
+    return String(cString: text)
+  }
+
+  private func set(_ signal: String, _ type: DescriptionType, sdp: String) async throws(GStreamerError) {
+    // GStreamer's SDP parser takes any text (skipping what it does not know); an SDP starts
+    // with its version line.
+    var message: UnsafeMutablePointer<GstSDPMessage>?
+    guard sdp.hasPrefix("v=0"), gst_sdp_message_new_from_text(sdp, &message) == GST_SDP_OK, let message else {
+      throw .queryFailed(element: element.name, query: "\(signal): not an SDP (no v=0 line first)")
+    }
+    // The description takes the message.
+    let description = gst_webrtc_session_description_new(type.cValue, message)
+    defer { gst_webrtc_session_description_free(description) }
+    let reply = try await Self.await(signal, on: element.name) { promise in
+      cwebrtc_set_description(element.elementPointer, signal, description, promise)
+    }
+    if let error = reply.error { throw .queryFailed(element: element.name, query: "\(signal): \(error)") }
+  }
+
+  private func create(_ type: DescriptionType) async throws(GStreamerError) -> String {
+    let signal = type == .offer ? "create-offer" : "create-answer"
+    let reply = try await Self.await(signal, on: element.name) { promise in
+      cwebrtc_create_description(element.elementPointer, signal, promise)
+    }
+    if let error = reply.error { throw .queryFailed(element: element.name, query: "\(signal): \(error)") }
+    guard let sdp = reply.description else {
+      throw .queryFailed(element: element.name, query: "\(signal): no \(type.field) in the reply")
+    }
+    return sdp
+  }
+
+  /// Runs `emit` with a new promise and waits for its reply.
+  private static func await(
+    _ signal: String, on element: String, _ emit: (UnsafeMutablePointer<GstPromise>) -> Void
+  ) async throws(GStreamerError) -> WebRTCBinReply {
+    let reply = await withCheckedContinuation { (continuation: CheckedContinuation<WebRTCBinReply?, Never>) in
+      let box = Unmanaged.passRetained(PromiseBox(continuation)).toOpaque()
+      let changed: GstPromiseChangeFunc = { promise, data in
+        let box = Unmanaged<PromiseBox>.fromOpaque(data!).takeUnretainedValue()
+        guard let promise, gst_promise_wait(promise) == GST_PROMISE_RESULT_REPLIED else { return box.resume(nil) }
+        var reply = WebRTCBinReply()
+        if let structure = gst_promise_get_reply(promise) {
+          reply.error = cwebrtc_reply_error(structure).map { String(cString: $0) }
+          for field in ["offer", "answer"] {
+            if let text = cwebrtc_reply_text(structure, field) {
+              reply.description = String(cString: text)
+              g_free(text)
+            }
+          }
+        }
+        box.resume(reply)
+      }
+      let release: GDestroyNotify = { data in Unmanaged<PromiseBox>.fromOpaque(data!).release() }
+      let promise = gst_promise_new_with_change_func(changed, box, release)!
+      emit(promise)
+      gst_promise_unref(promise)
+    }
+    guard let reply else { throw .queryFailed(element: element, query: "\(signal): no reply") }
+    return reply
+  }
+}
+
+/// What a promise of webrtcbin replied: an error's text, or the description it made.
+private struct WebRTCBinReply: Sendable {
+  var error: String?
+  var description: String?
+}
+
+/// Holds an `on-ice-candidate` handler for the C callback.
+private final class CandidateBox: Sendable {
+  let handler: @Sendable (Int, String) -> Void
+  init(_ handler: @escaping @Sendable (Int, String) -> Void) { self.handler = handler }
+}
+
+/// Resumes a promise's waiter once.
+private final class PromiseBox: @unchecked Sendable {
+  // Safety (@unchecked): the continuation is resumed once, by the promise's one change.
+  private var continuation: CheckedContinuation<WebRTCBinReply?, Never>?
+  init(_ continuation: CheckedContinuation<WebRTCBinReply?, Never>) { self.continuation = continuation }
+  func resume(_ reply: WebRTCBinReply?) {
+    continuation?.resume(returning: reply)
+    continuation = nil
+  }
+}

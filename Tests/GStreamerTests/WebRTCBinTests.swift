@@ -1,0 +1,77 @@
+import Foundation
+import GStreamer
+import RevueTestSupport
+import Synchronization
+import Testing
+
+extension GStreamerSuite {
+  /// `WebRTCBin` alone: two peers in one pipeline negotiate (offer, answer, candidates) and the
+  /// answerer decodes what the offerer sends; bad descriptions are refused with webrtcbin's reason.
+  @Suite(.timeLimit(.minutes(1))) struct WebRTCBinTests {
+    init() { TestEnvironment.prepare() }
+
+    @Test func twoPeersNegotiateAndVideoFlows() async throws {
+      let pipeline = Pipeline()
+      let offerer = try WebRTCBin(name: "offerer")
+      let answerer = try WebRTCBin(name: "answerer")
+      let source = try Bin(
+        parsing:
+          "videotestsrc is-live=true ! video/x-raw,width=160,height=120,framerate=30/1 ! vp8enc deadline=1 ! rtpvp8pay ! capsfilter caps=application/x-rtp,media=video,encoding-name=VP8,payload=96"
+      )
+      try pipeline.add(source, offerer.element, answerer.element)
+      _ = try source.link(offerer.element)
+      let decoded = Mutex(0)
+      let (frames, framed) = AsyncStream.makeStream(of: Void.self)
+      answerer.element.onPadAdded { [pipeline] pad in
+        guard let sink = try? Bin(parsing: "rtpvp8depay ! vp8dec ! fakesink name=sink sync=false"),
+          (try? pipeline.add(sink)) != nil, let input = sink.staticPad("sink")
+        else { return }
+        sink.element(named: "sink")?.staticPad("sink")?.addProbe(.buffer) { _, _ in
+          decoded.withLock { $0 += 1 }
+          framed.yield()
+          return .ok
+        }
+        sink.syncStateWithParent()
+        try? pad.link(input)
+      }
+      offerer.onICECandidate { line, candidate in answerer.addICECandidate(mLineIndex: line, candidate: candidate) }
+      answerer.onICECandidate { line, candidate in offerer.addICECandidate(mLineIndex: line, candidate: candidate) }
+      try pipeline.play()
+
+      let offer = try await offerer.createOffer()
+      #expect(offer.contains("m=video") && offer.contains("VP8/90000"))
+      try await offerer.setLocalDescription(.offer, sdp: offer)
+      try await answerer.setRemoteDescription(.offer, sdp: offer)
+      let answer = try await answerer.createAnswer()
+      try await answerer.setLocalDescription(.answer, sdp: answer)
+      try await offerer.setRemoteDescription(.answer, sdp: answer)
+      #expect(offerer.localDescription?.contains("a=fingerprint") == true)
+
+      let got: [Void] = try await collect(10, of: frames, within: 20, "10 frames through two webrtcbins")
+      #expect(got.count == 10)
+      #expect(offerer.connectionState == "connected" || offerer.connectionState == "connecting")
+      pipeline.stop()
+    }
+
+    @Test func badDescriptionsAreRefusedWithAReason() async throws {
+      let pipeline = Pipeline()
+      let peer = try WebRTCBin()
+      try pipeline.add(peer.element)
+      try pipeline.play()
+      defer { pipeline.stop() }
+      await #expect(throws: GStreamerError.self) { try await peer.setRemoteDescription(.offer, sdp: "not an SDP") }
+      // An answer before any offer does not fit the negotiation.
+      let answer =
+        "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=rtpmap:96 VP8/90000\r\n"
+      do {
+        try await peer.setRemoteDescription(.answer, sdp: answer)
+        Issue.record("an answer with no offer was taken")
+      } catch {
+        #expect("\(error)".contains("set-remote-description"), "\(error)")
+      }
+      // An answer with no offer to answer.
+      await #expect(throws: GStreamerError.self) { _ = try await peer.createAnswer() }
+      #expect(peer.localDescription == nil)
+    }
+  }
+}
