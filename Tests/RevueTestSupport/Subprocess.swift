@@ -175,6 +175,20 @@ public final class Subprocess: Sendable {
     return shared.state.withLock { $0.exit }
   }
 
+  /// The CPU time the program has used so far, user and system, all threads (`utime` and
+  /// `stime` of `/proc/PID/stat`), in seconds; nil once it has exited.
+  public var cpuSeconds: Double? {
+    shared.state.withLock { state -> Double? in
+      guard !state.exited, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = stat.lastIndex(of: ")")
+      else { return nil }
+      // After the command's name (in parentheses, maybe with spaces): state is field 3, utime 14, stime 15.
+      let fields = stat[stat.index(after: end)...].split(separator: " ")
+      guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+      return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+  }
+
   /// The program's resident memory (`VmRSS` of `/proc/PID/status`), KiB; nil once it has
   /// exited.
   public var residentMemory: Int? {

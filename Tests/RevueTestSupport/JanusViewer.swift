@@ -1,0 +1,134 @@
+import Foundation
+import GStreamer
+import Synchronization
+import Testing
+
+/// A WebRTC viewer of a Janus streaming mountpoint, as a browser would be one: it speaks
+/// Janus's HTTP API (`watch`, the offer, `start` with its answer, candidates trickled) and
+/// receives with GStreamer's `webrtcbin` (ICE, DTLS-SRTP, RTCP feedback), decoding the video it
+/// gets (VP8 or H.264) and counting the frames.
+public final class JanusViewer: Sendable {
+  private let handle: JanusHandle
+  private let pipeline: Pipeline
+  private let decoded = FrameCounter()
+
+  /// Frames decoded so far.
+  public var framesDecoded: Int { decoded.count }
+
+  /// Starts watching `mountpoint` of `janus`: the viewer has answered Janus's offer when this
+  /// returns; frames come once ICE and DTLS are through.
+  public init(_ janus: Janus, mountpoint: Int) async throws {
+    handle = try await janus.attach("janus.plugin.streaming")
+    pipeline = Pipeline()
+    do {
+      try await watch(mountpoint)
+    } catch {
+      await stop()
+      throw error
+    }
+  }
+
+  private func watch(_ mountpoint: Int) async throws {
+    try await handle.message(["request": "watch", "id": mountpoint])
+    var offer: String?
+    while offer == nil {
+      let event = try await handle.nextEvent()
+      if let jsep = event["jsep"] as? [String: Any], jsep["type"] as? String == "offer" {
+        offer = jsep["sdp"] as? String
+      }
+    }
+
+    let webrtc = try WebRTCBin()
+    try pipeline.add(webrtc.element)
+    webrtc.element.onPadAdded { [pipeline, decoded] pad in
+      Self.decode(pad, in: pipeline, decoded.add)
+    }
+    // Candidates go to Janus once it has the answer: it drops those of a handle with none.
+    let trickle = Mutex<(answered: Bool, queued: [(Int, String)])>((false, []))
+    webrtc.onICECandidate { [handle] line, candidate in
+      let ready = trickle.withLock { state in
+        if !state.answered { state.queued.append((line, candidate)) }
+        return state.answered
+      }
+      if ready { Task { await Self.send(candidate, line: line, to: handle) } }
+    }
+    try pipeline.play()
+    try await webrtc.setRemoteDescription(.offer, sdp: offer!)
+    let answer = try await webrtc.createAnswer()
+    try await webrtc.setLocalDescription(.answer, sdp: answer)
+    try await handle.message(["request": "start"], jsep: ("answer", answer))
+    let queued = trickle.withLock { state in
+      state.answered = true
+      return state.queued
+    }
+    for (line, candidate) in queued { await Self.send(candidate, line: line, to: handle) }
+  }
+
+  /// Links a new pad of `webrtcbin` to a depayloader and decoder for its codec, calling
+  /// `decoded` with each frame.
+  private static func decode(_ pad: Pad, in pipeline: Pipeline, _ decoded: @escaping @Sendable () -> Void) {
+    let caps = pad.currentCaps ?? pad.queryCaps()
+    guard caps.count > 0, let name = caps.structure(at: 0).get("encoding-name", as: String.self) else { return }
+    let chain =
+      switch name {
+      case "VP8": "rtpvp8depay ! vp8dec"
+      case "H264": "rtph264depay ! h264parse ! avdec_h264"
+      default: "fakesink"
+      }
+    guard let bin = try? Bin(parsing: "queue ! \(chain) ! fakesink name=sink sync=false") else { return }
+    bin.element(named: "sink")?.staticPad("sink")?.addProbe(.buffer) { _, _ in
+      decoded()
+      return .ok
+    }
+    guard (try? pipeline.add(bin)) != nil, let sink = bin.staticPad("sink") else { return }
+    bin.syncStateWithParent()
+    try? pad.link(sink)
+  }
+
+  private static func send(_ candidate: String, line: Int, to handle: JanusHandle) async {
+    _ = try? await handle.janus.request(
+      "/\(handle.session)/\(handle.handle)",
+      ["janus": "trickle", "candidate": ["candidate": candidate, "sdpMLineIndex": line]])
+  }
+
+  /// Waits until `count` frames in all were decoded, within `seconds`.
+  public func waitForFrames(_ count: Int, within seconds: Double) async throws {
+    try await withDeadline(seconds, "\(count) frames decoded through Janus") { [decoded] in
+      await decoded.wait(for: count)
+    }
+  }
+
+  /// Leaves: Janus destroys the session, the pipeline stops.
+  public func stop() async {
+    await handle.destroy()
+    pipeline.stop()
+  }
+}
+
+/// Counts frames and wakes those waiting for a number of them.
+private final class FrameCounter: Sendable {
+  private let state = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+
+  var count: Int { state.withLock { $0.count } }
+
+  @Sendable func add() {
+    let ready = state.withLock { state in
+      state.count += 1
+      let count = state.count
+      defer { state.waiters.removeAll { $0.0 <= count } }
+      return state.waiters.filter { $0.0 <= count }.map(\.1)
+    }
+    for waiter in ready { waiter.resume() }
+  }
+
+  /// Returns once `count` frames were counted.
+  func wait(for count: Int) async {
+    await withCheckedContinuation { continuation in
+      let ready = state.withLock { state in
+        if state.count < count { state.waiters.append((count, continuation)) }
+        return state.count >= count
+      }
+      if ready { continuation.resume() }
+    }
+  }
+}
