@@ -41,3 +41,13 @@ static inline const gchar *cwebrtc_reply_error(const GstStructure *reply) {
   const GError *error = g_value_get_boxed(value);
   return error == NULL ? NULL : error->message;
 }
+
+/// The nick of an enum property's value (`connected`, `complete`…), or NULL; static, not to be freed.
+static inline const gchar *cwebrtc_enum_nick(gpointer object, const gchar *property) {
+  GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), property);
+  if (spec == NULL || !G_IS_PARAM_SPEC_ENUM(spec)) return NULL;
+  gint value = 0;
+  g_object_get(object, property, &value, NULL);
+  GEnumValue *found = g_enum_get_value(G_PARAM_SPEC_ENUM(spec)->enum_class, value);
+  return found == NULL ? NULL : found->value_nick;
+}

@@ -22,8 +22,9 @@ extension GStreamerSuite {
       _ = try source.link(offerer.element)
       let decoded = Mutex(0)
       let (frames, framed) = AsyncStream.makeStream(of: Void.self)
-      answerer.element.onPadAdded { [pipeline] pad in
-        guard let sink = try? Bin(parsing: "rtpvp8depay ! vp8dec ! fakesink name=sink sync=false"),
+      // Weakly, here and below: webrtcbin holds its handlers, and the pipeline holds webrtcbin.
+      answerer.element.onPadAdded { [weak pipeline] pad in
+        guard let pipeline, let sink = try? Bin(parsing: "rtpvp8depay ! vp8dec ! fakesink name=sink sync=false"),
           (try? pipeline.add(sink)) != nil, let input = sink.staticPad("sink")
         else { return }
         sink.element(named: "sink")?.staticPad("sink")?.addProbe(.buffer) { _, _ in
@@ -34,8 +35,12 @@ extension GStreamerSuite {
         sink.syncStateWithParent()
         try? pad.link(input)
       }
-      offerer.onICECandidate { line, candidate in answerer.addICECandidate(mLineIndex: line, candidate: candidate) }
-      answerer.onICECandidate { line, candidate in offerer.addICECandidate(mLineIndex: line, candidate: candidate) }
+      offerer.onICECandidate { [weak answerer] line, candidate in
+        answerer?.addICECandidate(mLineIndex: line, candidate: candidate)
+      }
+      answerer.onICECandidate { [weak offerer] line, candidate in
+        offerer?.addICECandidate(mLineIndex: line, candidate: candidate)
+      }
       try pipeline.play()
 
       let offer = try await offerer.createOffer()

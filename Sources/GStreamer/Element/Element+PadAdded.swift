@@ -3,6 +3,7 @@ internal import CGStreamer
 extension Element {
   /// Calls `handler` with each pad the element adds from now on (a demuxer's or `webrtcbin`'s
   /// streams, as they appear), on the thread that adds it, for as long as the element lives.
+  /// The element holds `handler`: capture its pipeline (or the element) weakly.
   ///
   /// The corresponding C function is `g_signal_connect_data` (`pad-added`).
   public func onPadAdded(_ handler: @escaping @Sendable (Pad) -> Void) {

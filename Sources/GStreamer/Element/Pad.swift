@@ -44,6 +44,24 @@ public final class Pad: Object, @unchecked Sendable {
   /// The corresponding C function is `gst_pad_get_current_caps`.
   public var currentCaps: Caps? { gst_pad_get_current_caps(padPointer).map { Caps(adopting: $0) } }
 
+  /// The pad's caps once a buffer went through it, or nil when none did within `timeout`: the
+  /// format of the data itself, where the first caps may be a first guess that upstream refines
+  /// before its first buffer (`rtph264pay` adds the stream's parameter sets so).
+  public func capsOfFirstBuffer(timeout: Duration) async -> Caps? {
+    let caps = FirstValue<Caps?>()
+    // Removed below, once, whether it fired or not.
+    let probe = addProbe(.buffer) { pad, _ in
+      caps.settle(pad.currentCaps)
+      return .ok
+    }
+    let timer = caps.settle(nil, after: timeout)
+    defer {
+      timer.cancel()
+      if let probe { removeProbe(probe) }
+    }
+    return await caps.value
+  }
+
   /// The caps the pad could handle now.
   ///
   /// The corresponding C function is `gst_pad_query_caps`.

@@ -61,7 +61,8 @@ public final class WebRTCBin: Sendable {
   }
 
   /// Calls `handler` with each local ICE candidate as it is gathered (the media line, the
-  /// `candidate:…` text), on one of webrtcbin's threads.
+  /// `candidate:…` text), on one of webrtcbin's threads. The element holds `handler`: capture
+  /// this peer, its pipeline or another peer of the same pipeline weakly.
   public func onICECandidate(_ handler: @escaping @Sendable (_ mLineIndex: Int, _ candidate: String) -> Void) {
     let box = Unmanaged.passRetained(CandidateBox(handler)).toOpaque()
     let callback:
@@ -73,6 +74,62 @@ public final class WebRTCBin: Sendable {
     let release: GClosureNotify = { data, _ in Unmanaged<CandidateBox>.fromOpaque(data!).release() }
     _ = cgst_signal_connect(
       element.rawPointer, "on-ice-candidate", unsafeBitCast(callback, to: GCallback.self), box, release)
+  }
+
+  /// Calls `handler` with the new value (its nick: `connected`, `complete`…) each time one of
+  /// webrtcbin's states changes: `connection-state`, `ice-connection-state`,
+  /// `ice-gathering-state` or `signaling-state`; on one of webrtcbin's threads. The element
+  /// holds `handler`: capture this peer or its pipeline weakly.
+  public func onStateChange(_ property: String, _ handler: @escaping @Sendable (String) -> Void) {
+    _ = connectStateChange(property, handler)
+  }
+
+  private func connectStateChange(_ property: String, _ handler: @escaping @Sendable (String) -> Void) -> gulong {
+    let box = Unmanaged.passRetained(StateBox(property: property, handler)).toOpaque()
+    let callback:
+      @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void =
+        { object, _, data in
+          guard let object, let data else { return }
+          let box = Unmanaged<StateBox>.fromOpaque(data).takeUnretainedValue()
+          guard let nick = cwebrtc_enum_nick(object, box.property) else { return }
+          box.handler(String(cString: nick))
+        }
+    let release: GClosureNotify = { data, _ in Unmanaged<StateBox>.fromOpaque(data!).release() }
+    return cgst_signal_connect(
+      element.rawPointer, "notify::\(property)", unsafeBitCast(callback, to: GCallback.self), box, release)
+  }
+
+  /// Returns once ICE gathering is complete (every local candidate is in
+  /// ``localDescription``), or throws ``GStreamerError/timedOut(_:after:)`` after `timeout`.
+  public func gatheringComplete(timeout: Duration) async throws(GStreamerError) {
+    try await waitForState("ice-gathering-state", ["complete"], timeout: timeout)
+  }
+
+  /// Returns the connection's state once it is one of `states` (`connected`, `failed`…), or
+  /// nil after `timeout`.
+  public func connectionState(in states: Set<String>, timeout: Duration) async -> String? {
+    try? await waitForState("connection-state", states, timeout: timeout)
+  }
+
+  @discardableResult
+  private func waitForState(_ property: String, _ states: Set<String>, timeout: Duration) async throws(GStreamerError)
+    -> String
+  {
+    let waiter = FirstValue<String?>()
+    let handler = connectStateChange(property) { nick in if states.contains(nick) { waiter.settle(nick) } }
+    let now = enumNick(property)
+    if states.contains(now) { waiter.settle(now) }
+    let timer = waiter.settle(nil, after: timeout)
+    defer {
+      timer.cancel()
+      g_signal_handler_disconnect(element.rawPointer, handler)
+    }
+    guard let reached = await waiter.value else {
+      throw .timedOut(
+        "\(element.name)'s \(property) to be \(states.sorted().joined(separator: " or ")) (it is \(enumNick(property)))",
+        after: timeout)
+    }
+    return reached
   }
 
   /// The local description as it is now, candidates gathered so far included; nil before one
@@ -179,5 +236,15 @@ private final class PromiseBox: @unchecked Sendable {
   func resume(_ reply: WebRTCBinReply?) {
     continuation?.resume(returning: reply)
     continuation = nil
+  }
+}
+
+/// Holds a state handler, and the property it watches, for the C callback.
+private final class StateBox: Sendable {
+  let property: String
+  let handler: @Sendable (String) -> Void
+  init(property: String, _ handler: @escaping @Sendable (String) -> Void) {
+    self.property = property
+    self.handler = handler
   }
 }
