@@ -45,7 +45,10 @@ import Testing
         ])
       stream = node
       var rows: [Row] = []
-      for audience in [1, 5, 20] {
+      // Under a sanitizer, twenty webrtcbin viewers in this process do not keep up on two cores:
+      // ten there (the plain build measures twenty).
+      let audiences = TestEnvironment.sanitizer == nil ? [1, 5, 20] : [1, 5, 10]
+      for audience in audiences {
         while viewers.count < audience { viewers.append(try await JanusViewer(janus, mountpoint: 1)) }
         // Every viewer decodes before the window opens.
         for viewer in viewers { try await viewer.waitForFrames(viewer.framesDecoded + 15, within: 30) }
@@ -59,12 +62,13 @@ import Testing
           Row(
             viewers: audience, seconds: seconds, nodePercent: nodeCPU / seconds * 100,
             janusPercent: janusCPU / seconds * 100))
+        print("Janus viewers: \(rows.last!)")
       }
       print(
         (["| viewers | node CPU | node CPU per frame | Janus CPU | first viewer |", "|---|---|---|---|---|"]
           + rows.map(\.description)).joined(separator: "\n"))
       // Encoding once for everyone: twenty viewers cost the node what one does (within what a
-      // busy machine adds: twenty decoders share its two cores).
+      // busy machine adds: the viewers' decoders share its two cores).
       #expect(
         rows[2].nodeMillisecondsPerFrame <= rows[0].nodeMillisecondsPerFrame * 1.5,
         "\(rows.map(\.description).joined(separator: "\n"))")

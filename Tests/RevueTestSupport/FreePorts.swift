@@ -21,6 +21,22 @@ public enum FreePorts {
     }
   }
 
+  /// A TCP port nothing listens on now (the kernel's pick).
+  public static func tcp() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+      }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
   /// Whether a UDP socket can bind `port` on every address now.
   private static func isFree(_ port: Int) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)

@@ -42,7 +42,7 @@ public final class Janus: Sendable {
           withDestinationURL: library.appendingPathComponent("\(folder)/libjanus_\(name).so"))
       }
     }
-    let port = freeTCPPort()
+    let port = FreePorts.tcp()
     let files = [
       "janus.jcfg": """
       general: {
@@ -133,22 +133,6 @@ public final class Janus: Sendable {
       throw APIError(description: "no id in \(answer)")
     }
     return id.uint64Value
-  }
-
-  /// A TCP port nothing listens on now (the kernel's pick).
-  private static func freeTCPPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-      }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
   }
 }
 

@@ -3,10 +3,10 @@ import GStreamer
 import Synchronization
 import Testing
 
-/// A WebRTC viewer of a Janus streaming mountpoint, as a browser would be one: it speaks
-/// Janus's HTTP API (`watch`, the offer, `start` with its answer, candidates trickled) and
-/// receives with GStreamer's `webrtcbin` (ICE, DTLS-SRTP, RTCP feedback), decoding the video it
-/// gets (VP8 or H.264) and counting the frames.
+/// A WebRTC viewer of a Janus streaming mountpoint or VideoRoom publisher, as a browser would be
+/// one: it speaks Janus's HTTP API (`watch` or `join`, the offer, `start` with its answer,
+/// candidates trickled) and receives with GStreamer's `webrtcbin` (ICE, DTLS-SRTP, RTCP
+/// feedback), decoding the video it gets (VP8 or H.264) and counting the frames.
 public final class JanusViewer: Sendable {
   private let handle: JanusHandle
   private let pipeline: Pipeline
@@ -15,21 +15,34 @@ public final class JanusViewer: Sendable {
   /// Frames decoded so far.
   public var framesDecoded: Int { decoded.count }
 
-  /// Starts watching `mountpoint` of `janus`: the viewer has answered Janus's offer when this
-  /// returns; frames come once ICE and DTLS are through.
-  public init(_ janus: Janus, mountpoint: Int) async throws {
-    handle = try await janus.attach("janus.plugin.streaming")
+  /// Starts watching `mountpoint` of `janus`'s streaming plugin: the viewer has answered
+  /// Janus's offer when this returns; frames come once ICE and DTLS are through.
+  public convenience init(_ janus: Janus, mountpoint: Int) async throws {
+    try await self.init(janus, plugin: "janus.plugin.streaming", join: ["request": "watch", "id": mountpoint])
+  }
+
+  /// Subscribes to the publisher `feed` of `room` of `janus`'s VideoRoom, as
+  /// ``init(_:mountpoint:)`` watches a mountpoint.
+  public convenience init(_ janus: Janus, room: Int, feed: Int) async throws {
+    try await self.init(
+      janus, plugin: "janus.plugin.videoroom",
+      join: ["request": "join", "ptype": "subscriber", "room": room, "streams": [["feed": feed]]])
+  }
+
+  /// Attaches to `plugin`, sends `join`, answers the offer that follows and sends `start`.
+  private init(_ janus: Janus, plugin: String, join: [String: Any]) async throws {
+    handle = try await janus.attach(plugin)
     pipeline = Pipeline()
     do {
-      try await watch(mountpoint)
+      try await watch(join)
     } catch {
       await stop()
       throw error
     }
   }
 
-  private func watch(_ mountpoint: Int) async throws {
-    try await handle.message(["request": "watch", "id": mountpoint])
+  private func watch(_ join: [String: Any]) async throws {
+    try await handle.message(join)
     var offer: String?
     while offer == nil {
       let event = try await handle.nextEvent()
@@ -40,7 +53,9 @@ public final class JanusViewer: Sendable {
 
     let webrtc = try WebRTCBin()
     try pipeline.add(webrtc.element)
-    webrtc.element.onPadAdded { [pipeline, decoded] pad in
+    // Weakly: the pipeline holds webrtcbin, which holds this handler.
+    webrtc.element.onPadAdded { [weak pipeline, decoded] pad in
+      guard let pipeline else { return }
       Self.decode(pad, in: pipeline, decoded.add)
     }
     // Candidates go to Janus once it has the answer: it drops those of a handle with none.
@@ -107,7 +122,7 @@ public final class JanusViewer: Sendable {
 
 /// Counts frames and wakes those waiting for a number of them.
 private final class FrameCounter: Sendable {
-  private let state = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+  private let state = Mutex<(count: Int, waiters: [(UUID, Int, CheckedContinuation<Void, Never>)])>((0, []))
 
   var count: Int { state.withLock { $0.count } }
 
@@ -115,20 +130,30 @@ private final class FrameCounter: Sendable {
     let ready = state.withLock { state in
       state.count += 1
       let count = state.count
-      defer { state.waiters.removeAll { $0.0 <= count } }
-      return state.waiters.filter { $0.0 <= count }.map(\.1)
+      defer { state.waiters.removeAll { $0.1 <= count } }
+      return state.waiters.filter { $0.1 <= count }.map(\.2)
     }
     for waiter in ready { waiter.resume() }
   }
 
-  /// Returns once `count` frames were counted.
+  /// Returns once `count` frames were counted, or at once when the task is cancelled (a
+  /// deadline passed: the waiter must not be left behind).
   func wait(for count: Int) async {
-    await withCheckedContinuation { continuation in
-      let ready = state.withLock { state in
-        if state.count < count { state.waiters.append((count, continuation)) }
-        return state.count >= count
+    let id = UUID()
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let ready = state.withLock { state in
+          if state.count < count && !Task.isCancelled { state.waiters.append((id, count, continuation)) }
+          return state.count >= count || Task.isCancelled
+        }
+        if ready { continuation.resume() }
       }
-      if ready { continuation.resume() }
+    } onCancel: {
+      let waiter = state.withLock { state in
+        defer { state.waiters.removeAll { $0.0 == id } }
+        return state.waiters.first { $0.0 == id }?.2
+      }
+      waiter?.resume()
     }
   }
 }
