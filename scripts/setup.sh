@@ -30,6 +30,10 @@ packages=(
   # server the tests publish into.
   libgstreamer-plugins-bad1.0-dev
   janus
+  # WebRTC peers no one on the team wrote, for the WHIP tests: aiortc's endpoint and a front end
+  # to Janus's VideoRoom (Tests/Peers), both on aiohttp.
+  python3-aiortc
+  python3-aiohttp
   # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
   ffmpeg
   vlc-bin

@@ -8,6 +8,9 @@ public struct RevueError: Error, Sendable, CustomStringConvertible {
     case invalidInput
     /// The operation needs a state the object is not in.
     case invalidState
+    /// A server (a WHIP endpoint) refused, answered something malformed, could not be reached,
+    /// or the media connection to it did not come up in time.
+    case network
   }
 
   /// What kind of failure.

@@ -62,7 +62,7 @@ enum Command: Equatable {
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern|--screen] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
              [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key BASE64]
-             [--srtp-suite NAME] [--duration S] [--json]
+             [--srtp-suite NAME] [--whip URL [--token T]] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004), or the X11 screen of DISPLAY
                        (--screen: scaled to 1280x720, 15 fps); --audio adds the microphone
@@ -74,7 +74,9 @@ enum Command: Equatable {
                        from the receiver's reports, shown as the target, unless --fixed-bitrate;
                        --srtp encrypts (SRTP, SRTCP) with a new key printed once, --srtp-key
                        with yours (30 bytes of key‖salt in base64, or 28 with --srtp-suite
-                       aes-128-gcm); the SDP then holds the key; Ctrl-C stops
+                       aes-128-gcm); the SDP then holds the key; --whip publishes over
+                       WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU; --token its
+                       bearer token) instead of RTP; Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
               [--srtp-key BASE64] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]

@@ -82,35 +82,35 @@ public final class RTSPBroadcast: Sendable {
     let host = ["0.0.0.0", "::", ""].contains(address) ? ProcessInfo.processInfo.hostName : address
     let bracketed = host.contains(":") ? "[\(host)]" : host
     url = URL(string: "rtsp://\(bracketed):\(server.port)\(path)")!
-    track.add(videoRenderer: feed)
+    track.add(videoRenderer: feed.frames)
   }
 
   deinit { stop() }
 
   /// What the broadcast has done so far.
   public var statistics: Statistics {
-    let (sent, started) = feed.state.withLock { ($0.framesSent, $0.encodersStarted) }
-    return Statistics(framesSent: sent, encodersStarted: started, sessions: server.sessionCount)
+    Statistics(
+      framesSent: feed.frames.framesSent, encodersStarted: feed.state.withLock { $0.encodersStarted },
+      sessions: server.sessionCount)
   }
 
   /// Ends every client's session and stops serving; the track goes on.
   public func stop() {
-    track.remove(videoRenderer: feed)
+    track.remove(videoRenderer: feed.frames)
     server.stop()
-    feed.state.withLock { $0.source = nil }
+    feed.frames.attach(nil)
   }
 
-  /// Takes the track's frames to the encoder of the media playing now, if one is.
-  private final class Feed: VideoRenderer {
+  /// Takes the track's frames to the encoder of the media playing now, if one is, and asks it
+  /// for keyframes.
+  private final class Feed: Sendable {
     struct State {
-      var source: AppSrc?
       /// The payloader's input, where a keyframe is asked for.
       var payloaderInput: Pad?
-      var caps: Caps?
-      var framesSent = 0
       var encodersStarted = 0
     }
     let state = Mutex(State())
+    let frames = SourceFeed()
 
     /// A media was built for the first client (or the first after all left): its source is
     /// the one fed from now on.
@@ -118,9 +118,10 @@ public final class RTSPBroadcast: Sendable {
       guard let source = try? media.element(named: "source", as: AppSrc.self) else {
         return RevueLog.log(.error, "RTSP", "the media has no source: nothing will be sent")
       }
+      frames.attach(source)
       let payloaderInput = media.element(named: "pay0")?.staticPad("sink")
       state.withLock { state in
-        (state.source, state.caps, state.payloaderInput) = (source, nil, payloaderInput)
+        state.payloaderInput = payloaderInput
         state.encodersStarted += 1
       }
     }
@@ -132,24 +133,6 @@ public final class RTSPBroadcast: Sendable {
         let request = try? Structure("GstForceKeyUnit, all-headers=(boolean)true")
       else { return }
       input.push(event: .customUpstream(request))
-    }
-
-    func render(pixelBuffer: PixelBuffer) {
-      state.withLock { state in
-        guard let source = state.source else { return }
-        let caps = pixelBuffer.caps
-        if state.caps != caps {
-          source.caps = caps
-          state.caps = caps
-        }
-        // The media's clock starts when it plays: the source stamps each frame as it comes.
-        var buffer = pixelBuffer.buffer
-        (buffer.pts, buffer.dts) = (nil, nil)
-        // A media not started yet, or stopped (its last client left), refuses it: the frame
-        // is dropped until a media plays.
-        guard (try? source.push(buffer)) != nil else { return }
-        state.framesSent += 1
-      }
     }
   }
 }

@@ -110,6 +110,7 @@ struct StreamCommand {
 
   func run() async throws {
     let device = options.source == .screen ? nil : try await Self.pickCamera(options.source)
+    if let whip = options.whip, let device { return try await publish(device, to: whip) }
     let room = Room()
     let key = try options.srtpKey ?? (options.makesSRTPKey ? SRTPKey.random(suite: options.srtpSuite) : nil)
     try await room.connect(to: try Self.url(options.destination, key: key))
@@ -179,6 +180,49 @@ struct StreamCommand {
       Data(
         "revue: sent \(final.framesEncoded) frames (\(final.keyframes) keyframes), \(final.packetsSent) packets, \(final.bytesSent) bytes\n"
           .utf8))
+  }
+
+  /// `--whip`: the camera published over WebRTC to a WHIP endpoint until Ctrl-C or the duration,
+  /// or until the connection drops.
+  private func publish(_ device: CaptureDevice, to url: URL) async throws {
+    let track = LocalVideoTrack.createCameraTrack(
+      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
+    let capturer = track.capturer!
+    try await capturer.startCapture()
+    let size = capturer.dimensions ?? options.size
+    let encoding = VideoEncoding(
+      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    let publication: WHIPPublication
+    do {
+      publication = try await WHIPPublication(
+        publishing: track, to: url, token: options.token, codec: options.codec, encoding: encoding)
+    } catch {
+      try await capturer.stopCapture()
+      throw error
+    }
+    FileHandle.standardError.write(
+      Data(
+        ("revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps over WebRTC to"
+          + " \(publication.endpoint) (session \(publication.resource))\n").utf8))
+    let printer = StatusPrinter(json: options.json)
+    let lastFrames = PreviousCount()
+    let ended = { @Sendable in ["failed", "closed"].contains(publication.statistics.connectionState) }
+    await RunLoopControl.run(duration: options.duration, done: ended) {
+      let stats = publication.statistics
+      let fps = lastFrames.advance(to: stats.framesSent)
+      printer.print(
+        [("framesSent", stats.framesSent), ("fps", fps), ("connectionState", stats.connectionState)],
+        text: "\(fps) fps  \(stats.connectionState)  frames \(stats.framesSent)")
+    }
+    printer.finish()
+    let final = publication.statistics
+    await publication.stop()
+    try await capturer.stopCapture()
+    FileHandle.standardError.write(
+      Data("revue: sent \(final.framesSent) frames over WebRTC; the connection was \(final.connectionState)\n".utf8))
+    if ended() {
+      throw RevueError(.network, "the WebRTC connection to \(publication.endpoint) \(final.connectionState)")
+    }
   }
 
   /// The camera asked for, or the first one, or the virtual camera (said so) when there is none.

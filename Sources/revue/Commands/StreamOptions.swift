@@ -82,6 +82,9 @@ struct StreamOptions: Equatable {
   var codec = VideoCodec.vp8
   var bitrate: Int?
   var destination = "127.0.0.1:5004"
+  /// A WHIP endpoint to publish to instead (`--whip`), and its bearer token.
+  var whip: URL?
+  var token: String?
   var sdpPath: String?
   var duration: Int?
   var json = false
@@ -104,6 +107,7 @@ struct StreamOptions: Equatable {
     var key: String?
     var suite: String?
     var fpsGiven = false
+    var toGiven = false
     while let option = reader.next() {
       switch option {
       case "--camera": options.source = .camera(try reader.value(option))
@@ -122,7 +126,18 @@ struct StreamOptions: Equatable {
         fpsGiven = true
       case "--codec": options.codec = try reader.codec(option)
       case "--bitrate": options.bitrate = try reader.count(option)
-      case "--to": options.destination = try reader.value(option)
+      case "--to":
+        options.destination = try reader.value(option)
+        toGiven = true
+      case "--whip":
+        let text = try reader.value(option)
+        guard let url = URL(string: text),
+          url.scheme.map({ ["whip+https", "whip+http", "https", "http"].contains($0) }) == true
+        else {
+          throw UsageError(description: "stream: --whip takes whip+https://HOST/PATH (or whip+http://), not '\(text)'")
+        }
+        options.whip = url
+      case "--token": options.token = try reader.value(option)
       case "--sdp": options.sdpPath = try reader.value(option)
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
@@ -145,6 +160,17 @@ struct StreamOptions: Equatable {
     if options.srtpKey != nil { options.makesSRTPKey = false }
     if suite != nil, key == nil, !options.makesSRTPKey {
       throw UsageError(description: "stream: --srtp-suite goes with --srtp or --srtp-key")
+    }
+    if options.whip != nil {
+      // WebRTC brings its own encryption (DTLS-SRTP), loss recovery and addressing.
+      let conflicting = [
+        ("--to", toGiven), ("--sdp", options.sdpPath != nil), ("--srtp", options.makesSRTPKey || key != nil),
+        ("--simulcast", options.simulcast), ("--audio", options.audio), ("--no-recovery", options.recovery != .nack),
+        ("--fec", options.recovery.contains(.fec)), ("--screen", options.source == .screen),
+      ].filter(\.1).map(\.0)
+      if let first = conflicting.first { throw UsageError(description: "stream: --whip goes without \(first)") }
+    } else if options.token != nil {
+      throw UsageError(description: "stream: --token goes with --whip")
     }
     return options
   }

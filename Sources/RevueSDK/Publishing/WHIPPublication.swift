@@ -1,0 +1,269 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A local video track published to a WHIP endpoint (RFC 9725), as OBS and browsers publish to
+/// an SFU or a media server: one WebRTC connection (GStreamer's `webrtcbin`: ICE, DTLS-SRTP,
+/// RTCP feedback, NACK and keyframe requests answered) set up with one HTTP exchange.
+///
+///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
+///     let publication = try await WHIPPublication(publishing: camera, to: url, token: "secret")
+///     …
+///     await publication.stop()  // DELETE: the endpoint ends the session
+///
+/// The exchange: the offer, with every ICE candidate in it (no trickle), is POSTed as
+/// `application/sdp` with the token as `Authorization: Bearer`; the endpoint answers
+/// `201 Created` with its answer and the session's URL in `Location`, which ``stop()``
+/// DELETEs. The initializer returns once the media connection is up.
+public final class WHIPPublication: Sendable {
+  /// What the publication has done.
+  public struct Statistics: Sendable, Hashable {
+    /// Frames the track gave to the encoder.
+    public var framesSent: Int
+    /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
+    /// `closed` once the path or the endpoint went away.
+    public var connectionState: String
+  }
+
+  /// The endpoint the offer was POSTed to (`http` or `https`).
+  public let endpoint: URL
+  /// The session's URL on the endpoint (its `Location`), which ``stop()`` deletes.
+  public let resource: URL
+  /// The codec the track is encoded with.
+  public let codec: VideoCodec
+
+  private let session: Session
+  private let status: StreamStatus
+
+  /// Publishes `track` to the WHIP endpoint at `url` and returns once the media flows.
+  /// - Parameters:
+  ///   - url: `whip+https://HOST/PATH` (or `whip+http://` for a local test endpoint); plain
+  ///     `https://` and `http://` are taken too.
+  ///   - token: the bearer token the endpoint wants, if any.
+  ///   - codec: VP8 by default, or H.264 (constrained baseline).
+  ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - timeout: how long each step may take: the first frame, the HTTP exchange, the
+  ///     connection (ICE and DTLS).
+  /// - Throws: ``RevueError``: `.invalidInput` for a URL of another scheme; `.network` for an
+  ///   endpoint that cannot be reached or answers anything but `201` with an SDP answer, or a
+  ///   connection that does not come up within `timeout` (the session is then deleted);
+  ///   `.gstreamer` when the sender cannot start. Nothing is left running then.
+  public init(
+    publishing track: LocalVideoTrack, to url: URL, token: String? = nil, codec: VideoCodec = .vp8,
+    encoding: VideoEncoding? = nil, timeout: Duration = .seconds(10)
+  ) async throws(RevueError) {
+    endpoint = try Self.httpURL(url)
+    self.codec = codec
+    let status = StreamStatus(name: "the WHIP publication of \(track.name)")
+    self.status = status
+    let session = try Session(track: track, codec: codec, encoding: encoding, status: status)
+    do {
+      let offer = try await session.offer(timeout: timeout)
+      let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
+      session.resource.withLock { $0 = (resource, token) }
+      try await session.connect(answer: answer, timeout: timeout)
+      self.resource = resource
+    } catch {
+      await session.end()
+      throw error
+    }
+    self.session = session
+  }
+
+  deinit {
+    let session = session
+    Task { await session.end() }
+  }
+
+  /// Whether the publication is sending, failed (and why), or was stopped.
+  public var state: StreamState { status.state }
+
+  /// The publication's changes from now on: faults of its pipeline and its end.
+  public var events: AsyncStream<StreamEvent> { status.events }
+
+  /// What the publication has done so far.
+  public var statistics: Statistics {
+    Statistics(framesSent: session.feed.framesSent, connectionState: session.webrtc.connectionState)
+  }
+
+  /// Ends the session: the endpoint is told (`DELETE` of ``resource``, waited for up to 5 s),
+  /// the connection closes and the encoder stops; the track goes on.
+  public func stop() async {
+    await session.end()
+    status.stopped()
+  }
+
+  /// `http(s)://…` for `whip+http(s)://…` and `http(s)://…`.
+  static func httpURL(_ url: URL) throws(RevueError) -> URL {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = url.scheme,
+      ["whip+https", "whip+http", "https", "http"].contains(scheme), url.host?.isEmpty == false
+    else {
+      throw RevueError(
+        .invalidInput, "cannot publish to '\(url)': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)")
+    }
+    components.scheme = scheme.replacingOccurrences(of: "whip+", with: "")
+    return components.url!
+  }
+
+  /// The sender: the track's frames, encoded, into `webrtcbin`.
+  private final class Session: Sendable {
+    let pipeline: MediaPipeline
+    let webrtc: WebRTCBin
+    let feed = SourceFeed()
+    let track: LocalVideoTrack
+    /// The session's URL and the token, once the endpoint made one.
+    let resource = Mutex<(URL, String?)?>(nil)
+    /// Where the offer's caps are known.
+    private let payloaderOutput: Pad
+
+    init(track: LocalVideoTrack, codec: VideoCodec, encoding: VideoEncoding?, status: StreamStatus)
+      throws(RevueError)
+    {
+      self.track = track
+      let size = track.capturer?.dimensions ?? .h720_169
+      let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
+      // Feedback the encoder answers, announced in the offer from the caps.
+      let rtp =
+        "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
+        + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
+      pipeline = MediaPipeline(name: "whip-sender") { fault in status.report(fault) }
+      do {
+        let sender = try Bin(
+          parsing:
+            "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
+            + " ! \(LocalTrackPublication.videoChain(codec, layer, scaled: false)) ! capsfilter name=rtp caps=\"\(rtp)\""
+        )
+        webrtc = try WebRTCBin(name: "webrtc")
+        try pipeline.pipeline.add(sender, webrtc.element)
+        _ = try sender.link(webrtc.element)
+        guard let output = sender.element(named: "rtp")?.staticPad("src") else {
+          throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+        }
+        payloaderOutput = output
+        feed.attach(try sender.element(named: "source", as: AppSrc.self))
+        try pipeline.play()
+      } catch {
+        pipeline.stop()
+        throw RevueError(.gstreamer, "cannot start the WHIP sender", underlying: error)
+      }
+      track.add(videoRenderer: feed)
+    }
+
+    /// The offer, with every local candidate, once the first packet says what the stream is
+    /// (its caps before it may lack H.264's parameter sets and packetization mode, which an
+    /// answerer needs).
+    func offer(timeout: Duration) async throws(RevueError) -> String {
+      guard await payloaderOutput.capsOfFirstBuffer(timeout: timeout) != nil else {
+        throw RevueError(.invalidState, "the track gave no frame to encode within \(timeout): is its capturer started?")
+      }
+      do {
+        let offer = try await webrtc.createOffer()
+        try await webrtc.setLocalDescription(.offer, sdp: offer)
+        try await webrtc.gatheringComplete(timeout: timeout)
+        return webrtc.localDescription ?? offer
+      } catch {
+        throw RevueError(.gstreamer, "cannot make the WebRTC offer", underlying: error)
+      }
+    }
+
+    /// Takes the endpoint's answer and waits for the media connection.
+    func connect(answer: String, timeout: Duration) async throws(RevueError) {
+      do {
+        try await webrtc.setRemoteDescription(.answer, sdp: answer)
+      } catch {
+        throw RevueError(.network, "the WHIP endpoint's answer does not fit the offer", underlying: error)
+      }
+      let state = await webrtc.connectionState(in: ["connected", "failed", "closed"], timeout: timeout)
+      guard state == "connected" else {
+        throw RevueError(
+          .network,
+          "the WebRTC connection to the WHIP endpoint did not come up within \(timeout) (still \(state ?? webrtc.connectionState))"
+        )
+      }
+    }
+
+    /// Stops sending and deletes the endpoint's session, once.
+    func end() async {
+      track.remove(videoRenderer: feed)
+      feed.attach(nil)
+      pipeline.stop()
+      guard
+        let (resource, token) = resource.withLock({ resource in
+          defer { resource = nil }; return resource
+        })
+      else {
+        return
+      }
+      await WHIPExchange.delete(resource, token: token)
+    }
+  }
+}
+
+/// The HTTP side of WHIP (RFC 9725).
+enum WHIPExchange {
+  /// POSTs `offer` to `endpoint`; returns the answer and the session's URL.
+  /// - Throws: ``RevueError`` (`.network`) for no answer within `timeout`, a status other than
+  ///   201, a body that is not an SDP, or no `Location`.
+  static func post(offer: String, to endpoint: URL, token: String?, timeout: Duration) async throws(RevueError) -> (
+    answer: String, resource: URL
+  ) {
+    var request = URLRequest(url: endpoint, timeoutInterval: Double(timeout.components.seconds) + 1)
+    request.httpMethod = "POST"
+    request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
+    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    request.httpBody = Data(offer.utf8)
+    let (body, response) = try await send(request, "POST the offer to \(endpoint)")
+    let text = String(decoding: body, as: UTF8.self)
+    guard response.statusCode == 201 else {
+      throw RevueError(
+        .network,
+        "the WHIP endpoint \(endpoint) answered \(response.statusCode)"
+          + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(text.prefix(200))")
+    }
+    guard text.hasPrefix("v=0") else {
+      throw RevueError(
+        .network, "the WHIP endpoint \(endpoint) answered 201 without an SDP answer: \(text.prefix(200))")
+    }
+    guard let location = response.value(forHTTPHeaderField: "Location"),
+      let resource = URL(string: location, relativeTo: endpoint)?.absoluteURL
+    else {
+      throw RevueError(.network, "the WHIP endpoint \(endpoint) answered 201 without a Location")
+    }
+    return (text, resource)
+  }
+
+  /// DELETEs the session at `resource`; a failure is logged (the endpoint ends it on its own
+  /// when the connection goes).
+  static func delete(_ resource: URL, token: String?) async {
+    var request = URLRequest(url: resource, timeoutInterval: 5)
+    request.httpMethod = "DELETE"
+    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    do {
+      let (_, response) = try await send(request, "DELETE \(resource)")
+      if !(200..<300).contains(response.statusCode) {
+        RevueLog.log(.warning, "WHIP", "DELETE \(resource) answered \(response.statusCode)")
+      }
+    } catch {
+      RevueLog.log(.warning, "WHIP", "\(error)")
+    }
+  }
+
+  private static func send(_ request: URLRequest, _ what: String) async throws(RevueError) -> (Data, HTTPURLResponse) {
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<(Data, HTTPURLResponse), RevueError>, Never>) in
+      URLSession.shared.dataTask(with: request) { data, response, error in
+        if let response = response as? HTTPURLResponse {
+          continuation.resume(returning: .success((data ?? Data(), response)))
+        } else {
+          let reason = error.map { "\($0.localizedDescription)" } ?? "no HTTP response"
+          continuation.resume(returning: .failure(RevueError(.network, "cannot \(what): \(reason)")))
+        }
+      }.resume()
+    }
+    return try result.get()
+  }
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""A WHIP endpoint (RFC 9725) on aiortc, a WebRTC stack no one on the Revue team wrote, for
+Revue's WHIP tests: it answers each offer POSTed to /whip/NAME, decodes the video it receives and
+prints `frames N` (every 10 frames) on standard output, and ends a session on DELETE.
+
+    whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
+
+--token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
+--malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
+candidates point nowhere (a port nothing listens on), its peer closed, so ICE never connects.
+Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
+"""
+import argparse
+import asyncio
+import re
+import sys
+import uuid
+
+from aiohttp import web
+from aiortc import RTCPeerConnection, RTCSessionDescription
+
+
+def say(line):
+    print(line, flush=True)
+
+
+async def count_frames(track, session):
+    frames = 0
+    while True:
+        try:
+            await track.recv()
+        except Exception:
+            return
+        frames += 1
+        if frames % 10 == 0:
+            say(f"frames {frames} session {session}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("--token")
+    parser.add_argument("--status", type=int)
+    parser.add_argument("--malformed-answer", action="store_true")
+    parser.add_argument("--unreachable", action="store_true")
+    options = parser.parse_args()
+    sessions = {}
+
+    async def offer(request):
+        if options.token and request.headers.get("Authorization") != f"Bearer {options.token}":
+            say("refused: no token or a wrong one")
+            return web.Response(status=401, text="a bearer token is needed")
+        if options.status:
+            return web.Response(status=options.status, text="the endpoint is configured to fail")
+        if request.content_type != "application/sdp":
+            return web.Response(status=415, text="the offer must be application/sdp")
+        session = uuid.uuid4().hex[:12]
+        if options.malformed_answer:
+            return web.Response(status=201, text="this is not an SDP answer", headers={"Location": f"/resource/{session}"})
+        pc = RTCPeerConnection()
+        sessions[session] = pc
+
+        @pc.on("track")
+        def on_track(track):
+            say(f"track {track.kind} session {session}")
+            if track.kind == "video":
+                asyncio.ensure_future(count_frames(track, session))
+
+        @pc.on("connectionstatechange")
+        async def on_state():
+            say(f"state {pc.connectionState} session {session}")
+
+        await pc.setRemoteDescription(RTCSessionDescription(sdp=await request.text(), type="offer"))
+        await pc.setLocalDescription(await pc.createAnswer())
+        answer = pc.localDescription.sdp
+        if options.unreachable:
+            # Every candidate on a port of this machine that nothing listens on (discard, 9), and
+            # no checks from this side either (they would let the sender find this peer).
+            answer = re.sub(r"(a=candidate:\S+ \d+ \S+ \d+ )\S+ \d+", r"\g<1>127.0.0.1 9", answer)
+            await pc.close()
+        say(f"answered session {session}")
+        return web.Response(
+            status=201, text=answer, content_type="application/sdp", headers={"Location": f"/resource/{session}"}
+        )
+
+    async def delete(request):
+        if options.token and request.headers.get("Authorization") != f"Bearer {options.token}":
+            return web.Response(status=401)
+        session = request.match_info["session"]
+        pc = sessions.pop(session, None)
+        if pc is None:
+            return web.Response(status=404)
+        await pc.close()
+        say(f"deleted session {session}")
+        return web.Response(status=200)
+
+    async def serve():
+        app = web.Application()
+        app.router.add_post("/whip/{name}", offer)
+        app.router.add_delete("/resource/{session}", delete)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", options.port).start()
+        say(f"listening {options.port}")
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+import Foundation
+import RevueTestSupport
+import Testing
+
+/// `revue stream --whip`: the camera published over WebRTC to the aiortc WHIP endpoint, which
+/// decodes it; the session deleted when the node stops; refused tokens and options that do not
+/// go with WebRTC said in one line.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCommandTests {
+  @Test func streamPublishesToAWHIPEndpoint() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
+    let node = try Subprocess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString,
+        "--token", "s3cret", "--duration", "4", "--json",
+      ])
+    try await endpoint.waitForOutput(containing: "frames 30", within: 30)
+    let exit = try await node.exit(within: 30)
+    #expect(exit.status == 0, "\(exit.error)")
+    #expect(exit.output.contains("\"connectionState\":\"connected\""), "\(exit.output)")
+    #expect(!exit.error.contains("s3cret"), "the token was printed: \(exit.error)")
+    try await endpoint.waitForOutput(containing: "deleted session", within: 10)
+    await endpoint.stop()
+  }
+
+  @Test func aRefusedTokenAndOptionsThatDoNotGoWithWebRTCAreSaid() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
+    let refused = try await RevueExecutableTests.run(
+      ["stream", "--virtual-camera", "usb-1080p-webcam", "--whip", url.absoluteString, "--token", "wrong"])
+    #expect(refused.status != 0)
+    #expect(refused.error.contains("answered 401"), "\(refused.error)")
+    #expect(!refused.error.contains("wrong"), "the token was printed: \(refused.error)")
+    await endpoint.stop()
+    for (arguments, says) in [
+      (["--whip", url.absoluteString, "--to", "127.0.0.1:5004"], "--whip goes without --to"),
+      (["--whip", url.absoluteString, "--srtp"], "--whip goes without --srtp"),
+      (["--token", "t"], "--token goes with --whip"),
+      (["--whip", "rtp://127.0.0.1:5004"], "--whip takes whip+https://"),
+    ] {
+      let result = try await RevueExecutableTests.run(["stream"] + arguments)
+      #expect(result.status != 0 && result.error.contains(says), "\(arguments): \(result.error)")
+    }
+  }
+}

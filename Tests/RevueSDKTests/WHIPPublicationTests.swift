@@ -1,0 +1,121 @@
+import Foundation
+import RevueTestSupport
+import Testing
+
+@testable import RevueSDK
+
+/// Issue 16's WHIP: a camera published to a WHIP endpoint of aiortc (a WebRTC stack no one here
+/// wrote: Tests/Peers/whip_endpoint.py), which decodes the frames, and to Janus's VideoRoom
+/// (through Tests/Peers/janus_whip.py), whose subscriber decodes them; the session deleted on stop;
+/// endpoints that refuse, answer nonsense or cannot be reached give a clear error in bounded
+/// time and leave nothing running.
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPPublicationTests {
+  init() { TestEnvironment.prepare() }
+
+  /// A camera track on a virtual camera at 640×480, capturing.
+  static func camera(_ device: CaptureDevice) async throws -> LocalVideoTrack {
+    let track = LocalVideoTrack.createCameraTrack(
+      options: CameraCaptureOptions(device: device, dimensions: .h480_43, fps: 30))
+    try await track.capturer?.startCapture()
+    return track
+  }
+
+  @Test(arguments: [VideoCodec.vp8, .h264]) func aiortcDecodesWhatIsPublished(_ codec: VideoCodec) async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let publication: WHIPPublication
+      do {
+        publication = try await WHIPPublication(publishing: track, to: url, token: "s3cret", codec: codec)
+      } catch {
+        Issue.record("the endpoint said:\n\(await endpoint.stop().error.suffix(3000))")
+        throw error
+      }
+      #expect(publication.endpoint.scheme == "http")
+      #expect(publication.resource.path.hasPrefix("/resource/"))
+      try await endpoint.waitForOutput(containing: "frames 30", within: 20)
+      #expect(publication.statistics.connectionState == "connected")
+      #expect(publication.statistics.framesSent >= 30)
+      await publication.stop()
+      try await endpoint.waitForOutput(containing: "deleted session", within: 10)
+      #expect(publication.state == .stopped)
+      #expect(track.renderers.all.isEmpty, "the publication let go of the track")
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
+  /// Janus's VideoRoom through a WHIP front end: a subscriber of the room decodes the frames.
+  @Test func janusVideoRoomTakesThePublication() async throws {
+    let janus = try await Janus.start(plugins: ["videoroom"])
+    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: 1234)
+    do {
+      try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+        let track = try await Self.camera(devices[0])
+        let publication = try await WHIPPublication(publishing: track, to: url)
+        let said = try await frontEnd.waitForOutput(containing: "published room 1234 feed ", within: 10)
+        let feed = try #require(
+          said.split(separator: "\n").first { $0.hasPrefix("published room 1234 feed ") }?.split(separator: " ").last
+            .flatMap { Int($0) })
+        let viewer = try await JanusViewer(janus, room: 1234, feed: feed)
+        try await viewer.waitForFrames(30, within: 20)
+        await viewer.stop()
+        await publication.stop()
+        try await frontEnd.waitForOutput(containing: "deleted session", within: 10)
+        try await track.capturer?.stopCapture()
+      }
+    } catch {
+      Issue.record("the front end said:\n\(await frontEnd.stop().error.suffix(2000))")
+      Issue.record("Janus said:\n\(await janus.stop().output.suffix(2000))")
+      throw error
+    }
+    await frontEnd.stop()
+    await janus.stop()
+  }
+
+  /// Each bad endpoint, what the error must say, and how long it may take.
+  static let badEndpoints: [(options: [String], token: String?, says: String)] = [
+    (["--token", "s3cret"], nil, "answered 401"),
+    (["--token", "s3cret"], "wrong", "answered 401"),
+    (["--status", "503"], nil, "answered 503"),
+    (["--malformed-answer"], nil, "without an SDP answer"),
+    (["--unreachable"], nil, "did not come up"),
+  ]
+
+  @Test func badEndpointsGiveAClearErrorAndLeaveNothingRunning() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      for (options, token, says) in Self.badEndpoints {
+        let (endpoint, url) = try await WHIPEndpoint.start(options)
+        let started = ContinuousClock.now
+        do {
+          _ = try await WHIPPublication(publishing: track, to: url, token: token, timeout: .seconds(3))
+          Issue.record("\(options): published")
+        } catch let error as RevueError {
+          print("WHIP endpoint \(options), token \(token ?? "none"): \(error) (\(ContinuousClock.now - started))")
+          #expect(error.kind == .network, "\(options): \(error)")
+          #expect("\(error)".contains(says), "\(options): \(error)")
+        }
+        // Each step has 3 s: the offer, the exchange, the connection.
+        #expect(ContinuousClock.now - started < .seconds(12), "\(options)")
+        #expect(track.renderers.all.isEmpty, "\(options): the failed publication still holds the track")
+        if options == ["--unreachable"] {
+          // The session the endpoint made is deleted.
+          try await endpoint.waitForOutput(containing: "deleted session", within: 10)
+        }
+        await endpoint.stop()
+      }
+      // No endpoint at all, and a URL of another scheme.
+      let nobody = URL(string: "whip+http://127.0.0.1:\(FreePorts.tcp())/whip/camera")!
+      await #expect(throws: RevueError.self) { _ = try await WHIPPublication(publishing: track, to: nobody) }
+      do {
+        _ = try await WHIPPublication(publishing: track, to: URL(string: "rtp://127.0.0.1:5004")!)
+        Issue.record("an rtp:// URL was taken")
+      } catch let error as RevueError {
+        #expect(error.kind == .invalidInput && "\(error)".contains("whip+https://"), "\(error)")
+      }
+      #expect(track.renderers.all.isEmpty)
+      try await track.capturer?.stopCapture()
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+
+/// The WHIP endpoints of the tests, peers no one on the team wrote: aiortc's
+/// (Tests/Peers/whip_endpoint.py, on Debian's python3-aiortc), which prints `frames N` as it
+/// decodes, and a front end to Janus's VideoRoom (Tests/Peers/janus_whip.py), which prints
+/// `published room ROOM feed FEED`. Both print `deleted session` when a session is deleted.
+public enum WHIPEndpoint {
+  /// Starts the endpoint with `options` (`--token T`, `--status CODE`, `--malformed-answer`,
+  /// `--unreachable`) on a free port of 127.0.0.1, within 20 s; returns it and the URL to publish to.
+  public static func start(_ options: [String] = []) async throws -> (endpoint: Subprocess, url: URL) {
+    try await run("whip_endpoint.py", options, path: "/whip/camera")
+  }
+
+  /// Starts the WHIP front end of `janus`'s VideoRoom (Janus started with the `videoroom`
+  /// plugin); returns it and the URL that publishes into `room`.
+  public static func janusVideoRoom(_ janus: Janus, room: Int) async throws -> (endpoint: Subprocess, url: URL) {
+    try await run("janus_whip.py", [janus.url.absoluteString], path: "/whip/\(room)")
+  }
+
+  private static func run(_ script: String, _ arguments: [String], path: String) async throws -> (Subprocess, URL) {
+    let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/\(script)").standardized
+    let port = FreePorts.tcp()
+    let endpoint = try Subprocess(URL(fileURLWithPath: "/usr/bin/python3"), [file.path, "\(port)"] + arguments)
+    try await endpoint.waitForOutput(containing: "listening", within: 20)
+    return (endpoint, URL(string: "whip+http://127.0.0.1:\(port)\(path)")!)
+  }
+}
