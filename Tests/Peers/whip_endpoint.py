@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A WHIP endpoint (RFC 9725) on aiortc, a WebRTC stack no one on the Revue team wrote, for
-Revue's WHIP tests: it answers each offer POSTed to /whip/NAME, decodes the video it receives and
-prints `frames N` (every 10 frames) on standard output, and ends a session on DELETE.
+Revue's WHIP tests: it answers each offer POSTed to /whip/NAME, decodes the video and audio it
+receives, printing `frames N` (every 10 video frames) and `audio frames N` (every 50 audio
+frames, 20 ms each) on standard output, and ends a session on DELETE.
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
 
@@ -25,15 +26,16 @@ def say(line):
 
 
 async def count_frames(track, session):
-    frames = 0
+    """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50)."""
+    frames, every, label = 0, (10 if track.kind == "video" else 50), ("frames" if track.kind == "video" else "audio frames")
     while True:
         try:
             await track.recv()
         except Exception:
             return
         frames += 1
-        if frames % 10 == 0:
-            say(f"frames {frames} session {session}")
+        if frames % every == 0:
+            say(f"{label} {frames} session {session}")
 
 
 def main():
@@ -63,8 +65,7 @@ def main():
         @pc.on("track")
         def on_track(track):
             say(f"track {track.kind} session {session}")
-            if track.kind == "video":
-                asyncio.ensure_future(count_frames(track, session))
+            asyncio.ensure_future(count_frames(track, session))
 
         @pc.on("connectionstatechange")
         async def on_state():

@@ -45,6 +45,29 @@ import Testing
     await endpoint.stop()
   }
 
+  /// The camera and a microphone in one connection: aiortc decodes both.
+  @Test func videoAndAudioTogether() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    let microphone = try await MicrophoneTests.microphone()
+    defer { VirtualDevices.remove(microphone.id) }
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: microphone))
+      try await audio.capturer?.startCapture()
+      let publication = try await WHIPPublication(publishing: track, audio: audio, to: url)
+      try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
+        let lines = output.split(separator: "\n")
+        return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
+      }
+      #expect(publication.statistics.audioBuffersSent > 0)
+      await publication.stop()
+      #expect(audio.renderers.all.isEmpty, "the publication let go of the microphone")
+      try await audio.capturer?.stopCapture()
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
   /// Janus's VideoRoom through a WHIP front end: a subscriber of the room decodes the frames.
   @Test func janusVideoRoomTakesThePublication() async throws {
     let janus = try await Janus.start(plugins: ["videoroom"])

@@ -44,6 +44,24 @@ public final class Pad: Object, @unchecked Sendable {
   /// The corresponding C function is `gst_pad_get_current_caps`.
   public var currentCaps: Caps? { gst_pad_get_current_caps(padPointer).map { Caps(adopting: $0) } }
 
+  /// The pad's caps once it has some (at once when it has), or nil when none came within
+  /// `timeout`: the format negotiated for the data to come, which may still be refined before
+  /// the first buffer (see ``capsOfFirstBuffer(timeout:)``).
+  public func waitForCaps(timeout: Duration) async -> Caps? {
+    let caps = FirstValue<Caps?>()
+    let probe = addProbe(.eventDownstream) { _, info in
+      if info.eventName == "caps", let negotiated = info.event?.caps { caps.settle(negotiated) }
+      return .ok
+    }
+    if let current = currentCaps { caps.settle(current) }
+    let timer = caps.settle(nil, after: timeout)
+    defer {
+      timer.cancel()
+      if let probe { removeProbe(probe) }
+    }
+    return await caps.value
+  }
+
   /// The pad's caps once a buffer went through it, or nil when none did within `timeout`: the
   /// format of the data itself, where the first caps may be a first guess that upstream refines
   /// before its first buffer (`rtph264pay` adds the stream's parameter sets so).

@@ -1,11 +1,11 @@
 import GStreamer
 import Synchronization
 
-/// Takes a track's frames to an `appsrc` (of an RTSP media, a WHIP sender): the caps follow the
-/// frames, and the timestamps are the source's own (`do-timestamp`), taken as each frame comes,
-/// since the pipeline's clock starts when it plays. With no source attached, or one that refuses
-/// (not playing yet, or stopped), frames are dropped.
-final class SourceFeed: VideoRenderer {
+/// Takes a track's frames or audio to an `appsrc` (of an RTSP media, a WHIP sender): the caps
+/// follow the buffers, and the timestamps are the source's own (`do-timestamp`), taken as each
+/// buffer comes, since the pipeline's clock starts when it plays. With no source attached, or one
+/// that refuses (not playing yet, or stopped), buffers are dropped.
+final class SourceFeed: VideoRenderer, AudioRenderer {
   private struct State {
     var source: AppSrc?
     var caps: Caps?
@@ -18,18 +18,21 @@ final class SourceFeed: VideoRenderer {
     state.withLock { ($0.source, $0.caps) = (source, nil) }
   }
 
-  /// Frames a source took.
+  /// Frames (or audio buffers) a source took.
   var framesSent: Int { state.withLock { $0.framesSent } }
 
-  func render(pixelBuffer: PixelBuffer) {
+  func render(pixelBuffer: PixelBuffer) { push(pixelBuffer.buffer, caps: pixelBuffer.caps) }
+
+  func render(pcmBuffer: AudioPCMBuffer) { push(pcmBuffer.buffer, caps: pcmBuffer.caps) }
+
+  private func push(_ buffer: Buffer, caps: Caps) {
     state.withLock { state in
       guard let source = state.source else { return }
-      let caps = pixelBuffer.caps
       if state.caps != caps {
         source.caps = caps
         state.caps = caps
       }
-      var buffer = pixelBuffer.buffer
+      var buffer = buffer
       (buffer.pts, buffer.dts) = (nil, nil)
       guard (try? source.push(buffer)) != nil else { return }
       state.framesSent += 1

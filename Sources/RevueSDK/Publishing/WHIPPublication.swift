@@ -6,9 +6,10 @@ import Synchronization
   import FoundationNetworking
 #endif
 
-/// A local video track published to a WHIP endpoint (RFC 9725), as OBS and browsers publish to
-/// an SFU or a media server: one WebRTC connection (GStreamer's `webrtcbin`: ICE, DTLS-SRTP,
-/// RTCP feedback, NACK and keyframe requests answered) set up with one HTTP exchange.
+/// A local video track, and an audio track if given, published to a WHIP endpoint (RFC 9725), as
+/// OBS and browsers publish to an SFU or a media server: one WebRTC connection (GStreamer's
+/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACK and keyframe requests answered; the audio in
+/// Opus) set up with one HTTP exchange.
 ///
 ///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
 ///     let publication = try await WHIPPublication(publishing: camera, to: url, token: "secret")
@@ -22,8 +23,10 @@ import Synchronization
 public final class WHIPPublication: Sendable {
   /// What the publication has done.
   public struct Statistics: Sendable, Hashable {
-    /// Frames the track gave to the encoder.
+    /// Frames the video track gave to the encoder.
     public var framesSent: Int
+    /// Audio buffers the audio track gave to its encoder (none without one).
+    public var audioBuffersSent: Int
     /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
     /// `closed` once the path or the endpoint went away.
     public var connectionState: String
@@ -39,11 +42,14 @@ public final class WHIPPublication: Sendable {
   private let session: Session
   private let status: StreamStatus
 
-  /// Publishes `track` to the WHIP endpoint at `url` and returns once the media flows.
+  /// Publishes `track` (and `audio`) to the WHIP endpoint at `url` and returns once the media
+  /// flows.
   /// - Parameters:
   ///   - url: `whip+https://HOST/PATH` (or `whip+http://` for a local test endpoint); plain
   ///     `https://` and `http://` are taken too.
   ///   - token: the bearer token the endpoint wants, if any.
+  ///   - audio: an audio track to send beside the video, in Opus (`audioEncoding`, 48 kb/s by
+  ///     default, with in-band FEC).
   ///   - codec: VP8 by default, or H.264 (constrained baseline).
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
   ///   - timeout: how long each step may take: the first frame, the HTTP exchange, the
@@ -53,14 +59,16 @@ public final class WHIPPublication: Sendable {
   ///   connection that does not come up within `timeout` (the session is then deleted);
   ///   `.gstreamer` when the sender cannot start. Nothing is left running then.
   public init(
-    publishing track: LocalVideoTrack, to url: URL, token: String? = nil, codec: VideoCodec = .vp8,
-    encoding: VideoEncoding? = nil, timeout: Duration = .seconds(10)
+    publishing track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to url: URL, token: String? = nil,
+    codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, audioEncoding: AudioEncoding = .presetMusic,
+    timeout: Duration = .seconds(10)
   ) async throws(RevueError) {
     endpoint = try Self.httpURL(url)
     self.codec = codec
     let status = StreamStatus(name: "the WHIP publication of \(track.name)")
     self.status = status
-    let session = try Session(track: track, codec: codec, encoding: encoding, status: status)
+    let session = try Session(
+      track: track, audio: audio.map { ($0, audioEncoding) }, codec: codec, encoding: encoding, status: status)
     do {
       let offer = try await session.offer(timeout: timeout)
       let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
@@ -87,7 +95,9 @@ public final class WHIPPublication: Sendable {
 
   /// What the publication has done so far.
   public var statistics: Statistics {
-    Statistics(framesSent: session.feed.framesSent, connectionState: session.webrtc.connectionState)
+    Statistics(
+      framesSent: session.feed.framesSent, audioBuffersSent: session.audioFeed.framesSent,
+      connectionState: session.webrtc.connectionState)
   }
 
   /// Ends the session: the endpoint is told (`DELETE` of ``resource``, waited for up to 5 s),
@@ -109,21 +119,25 @@ public final class WHIPPublication: Sendable {
     return components.url!
   }
 
-  /// The sender: the track's frames, encoded, into `webrtcbin`.
+  /// The sender: the tracks' frames and audio, encoded, into `webrtcbin`.
   private final class Session: Sendable {
     let pipeline: MediaPipeline
     let webrtc: WebRTCBin
     let feed = SourceFeed()
+    let audioFeed = SourceFeed()
     let track: LocalVideoTrack
+    let audio: LocalAudioTrack?
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
-    /// Where the offer's caps are known.
-    private let payloaderOutput: Pad
+    /// Where the offer's caps are known: the payloaders' outputs.
+    private let payloaderOutputs: [Pad]
 
-    init(track: LocalVideoTrack, codec: VideoCodec, encoding: VideoEncoding?, status: StreamStatus)
-      throws(RevueError)
-    {
+    init(
+      track: LocalVideoTrack, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec, encoding: VideoEncoding?,
+      status: StreamStatus
+    ) throws(RevueError) {
       self.track = track
+      self.audio = audio?.0
       let size = track.capturer?.dimensions ?? .h720_169
       let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
       // Feedback the encoder answers, announced in the offer from the caps.
@@ -140,10 +154,26 @@ public final class WHIPPublication: Sendable {
         webrtc = try WebRTCBin(name: "webrtc")
         try pipeline.pipeline.add(sender, webrtc.element)
         _ = try sender.link(webrtc.element)
-        guard let output = sender.element(named: "rtp")?.staticPad("src") else {
-          throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+        var senders = [sender]
+        if let (_, encoding) = audio {
+          let opus =
+            "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
+          let audioSender = try Bin(
+            parsing:
+              "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=8 leaky-type=downstream"
+              + " ! audioconvert ! audioresample ! opusenc bitrate=\(encoding.maxBitrate) inband-fec=true frame-size=20"
+              + " ! rtpopuspay ! capsfilter name=rtp caps=\"\(opus)\"")
+          try pipeline.pipeline.add(audioSender)
+          _ = try audioSender.link(webrtc.element)
+          audioFeed.attach(try audioSender.element(named: "source", as: AppSrc.self))
+          senders.append(audioSender)
         }
-        payloaderOutput = output
+        payloaderOutputs = try senders.map { sender throws(GStreamerError) in
+          guard let output = sender.element(named: "rtp")?.staticPad("src") else {
+            throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+          }
+          return output
+        }
         feed.attach(try sender.element(named: "source", as: AppSrc.self))
         try pipeline.play()
       } catch {
@@ -151,14 +181,24 @@ public final class WHIPPublication: Sendable {
         throw RevueError(.gstreamer, "cannot start the WHIP sender", underlying: error)
       }
       track.add(videoRenderer: feed)
+      audio?.0.add(audioRenderer: audioFeed)
     }
 
     /// The offer, with every local candidate, once the first packet says what the stream is
     /// (its caps before it may lack H.264's parameter sets and packetization mode, which an
     /// answerer needs).
     func offer(timeout: Duration) async throws(RevueError) -> String {
-      guard await payloaderOutput.capsOfFirstBuffer(timeout: timeout) != nil else {
-        throw RevueError(.invalidState, "the track gave no frame to encode within \(timeout): is its capturer started?")
+      // The video's first packet (H.264's first caps lack its parameter sets); the audio's
+      // caps (webrtcbin holds an audio stream's data until the offer is made).
+      for (index, output) in payloaderOutputs.enumerated() {
+        let caps =
+          index == 0
+          ? await output.capsOfFirstBuffer(timeout: timeout) : await output.waitForCaps(timeout: timeout)
+        guard caps == nil else { continue }
+        throw RevueError(
+          .invalidState,
+          "the \(index == 0 ? "video" : "audio") track gave nothing to encode within \(timeout): is its capturer started?"
+        )
       }
       do {
         let offer = try await webrtc.createOffer()
@@ -189,7 +229,9 @@ public final class WHIPPublication: Sendable {
     /// Stops sending and deletes the endpoint's session, once.
     func end() async {
       track.remove(videoRenderer: feed)
+      audio?.remove(audioRenderer: audioFeed)
       feed.attach(nil)
+      audioFeed.attach(nil)
       pipeline.stop()
       guard
         let (resource, token) = resource.withLock({ resource in

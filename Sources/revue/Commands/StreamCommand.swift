@@ -192,12 +192,19 @@ struct StreamCommand {
     let size = capturer.dimensions ?? options.size
     let encoding = VideoEncoding(
       maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    var microphone: LocalAudioTrack?
+    if options.audio {
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions())
+      try await audio.capturer?.startCapture()
+      microphone = audio
+    }
     let publication: WHIPPublication
     do {
       publication = try await WHIPPublication(
-        publishing: track, to: url, token: options.token, codec: options.codec, encoding: encoding)
+        publishing: track, audio: microphone, to: url, token: options.token, codec: options.codec, encoding: encoding)
     } catch {
       try await capturer.stopCapture()
+      try await microphone?.capturer?.stopCapture()
       throw error
     }
     FileHandle.standardError.write(
@@ -218,8 +225,12 @@ struct StreamCommand {
     let final = publication.statistics
     await publication.stop()
     try await capturer.stopCapture()
+    try await microphone?.capturer?.stopCapture()
+    let audio = microphone == nil ? "" : " and \(final.audioBuffersSent) audio buffers"
     FileHandle.standardError.write(
-      Data("revue: sent \(final.framesSent) frames over WebRTC; the connection was \(final.connectionState)\n".utf8))
+      Data(
+        "revue: sent \(final.framesSent) frames\(audio) over WebRTC; the connection was \(final.connectionState)\n".utf8
+      ))
     if ended() {
       throw RevueError(.network, "the WebRTC connection to \(publication.endpoint) \(final.connectionState)")
     }

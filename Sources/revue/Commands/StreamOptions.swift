@@ -165,7 +165,7 @@ struct StreamOptions: Equatable {
       // WebRTC brings its own encryption (DTLS-SRTP), loss recovery and addressing.
       let conflicting = [
         ("--to", toGiven), ("--sdp", options.sdpPath != nil), ("--srtp", options.makesSRTPKey || key != nil),
-        ("--simulcast", options.simulcast), ("--audio", options.audio), ("--no-recovery", options.recovery != .nack),
+        ("--simulcast", options.simulcast), ("--no-recovery", options.recovery != .nack),
         ("--fec", options.recovery.contains(.fec)), ("--screen", options.source == .screen),
       ].filter(\.1).map(\.0)
       if let first = conflicting.first { throw UsageError(description: "stream: --whip goes without \(first)") }
