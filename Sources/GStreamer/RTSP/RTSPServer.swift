@@ -190,7 +190,14 @@ public final class RTSPServer: @unchecked Sendable {
     g_object_unref(pool)
     g_source_destroy(source)
     g_source_unref(source)
-    g_main_loop_quit(loop)
+    // Quit from inside the loop: g_main_loop_quit from here is lost when the thread has not
+    // entered g_main_loop_run yet (run sets the loop running again), and a stop then waited for
+    // the thread forever (seen under load: the join hung with the loop polling its wakeup alone).
+    let quit: GSourceFunc = { loop in
+      g_main_loop_quit(OpaquePointer(loop))
+      return 0
+    }
+    g_main_context_invoke(context, quit, UnsafeMutableRawPointer(loop))
     _ = g_thread_join(thread)
     g_main_loop_unref(loop)
     g_main_context_unref(context)
