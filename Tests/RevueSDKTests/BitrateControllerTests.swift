@@ -364,15 +364,29 @@ import Testing
     // 480 kb/s: 240 kb/s for retransmissions, 25 packets of 1200 bytes a second, 12 at once.
     let budget = RetransmissionBudget(target: 480_000)
     let start = ContinuousClock.now
-    let burst = (0..<20).map { _ in budget.allows(at: start) }
+    let burst = (0..<20).map { budget.allows(UInt16($0), at: start) }
     #expect(burst.filter { $0 }.count == 12 && budget.refused == 8)
     // A second later, a second's worth again, up to what the bucket holds.
-    let later = (0..<20).map { _ in budget.allows(at: start + .seconds(1)) }
+    let later = (20..<40).map { budget.allows(UInt16($0), at: start + .seconds(1)) }
     #expect(later.filter { $0 }.count == 12)
     // A lower target, a smaller budget.
     budget.setTarget(48_000)
-    let low = (0..<5).map { _ in budget.allows(at: start + .seconds(3)) }
+    let low = (40..<45).map { budget.allows(UInt16($0), at: start + .seconds(3)) }
     #expect(low.filter { $0 }.count == 1)
+  }
+
+  @Test func copiesOfARequestAreAnsweredOnlyWhileTheBudgetIsAmple() {
+    // 480 kb/s: a bucket of 12 packets. Full, a first request and its three copies are answered.
+    let budget = RetransmissionBudget(target: 480_000)
+    let start = ContinuousClock.now
+    #expect((0..<4).allSatisfy { _ in budget.allows(7, at: start) })
+    // Drained below half by first requests (8 of 12 taken), copies are refused and first
+    // requests still answered.
+    #expect((100..<104).allSatisfy { budget.allows(UInt16($0), at: start) })
+    #expect(!budget.allows(100, at: start))
+    #expect(budget.allows(200, at: start))
+    // After the copy window, a request for the same packet is a first one again.
+    #expect(budget.allows(100, at: start + .seconds(1)))
   }
 
   @Test func aHalvedFrameRateDropsEveryOtherFrameBeforeTheEncoderAndTheTargetReachesIt() async throws {

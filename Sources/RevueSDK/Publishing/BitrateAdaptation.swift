@@ -51,7 +51,8 @@ final class BitrateAdaptation: Sendable {
       if let sequence = request.get("seqnum", as: UInt.self).flatMap(UInt16.init(exactly:)) {
         self?.retransmissionRequested(sequence)
       }
-      return retransmissions.allows(at: .now) ? .ok : .drop
+      let sequence = request.get("seqnum", as: UInt.self).flatMap(UInt16.init(exactly:))
+      return retransmissions.allows(sequence, at: .now) ? .ok : .drop
     }
   }
 
@@ -154,11 +155,16 @@ final class RetransmissionBudget: Sendable {
   /// What a request costs, in bits: the largest packet.
   static let packetBits = Double(RTPSender.mtu * 8)
 
+  /// How long a request for a packet already answered counts as a copy of that request.
+  static let copyWindow = Duration.milliseconds(200)
+
   private struct State {
     var rate: Double
     var tokens: Double
     var last: ContinuousClock.Instant?
     var refused = 0
+    /// When each packet asked for lately was first answered.
+    var answered: [UInt16: ContinuousClock.Instant] = [:]
   }
   private let state: Mutex<State>
 
@@ -171,19 +177,28 @@ final class RetransmissionBudget: Sendable {
   /// Follows a new target.
   func setTarget(_ target: Int) { state.withLock { $0.rate = Double(target) * Self.share } }
 
-  /// Whether a request at `now` may be answered; takes its cost if so, counts it as refused if not.
-  func allows(at now: ContinuousClock.Instant) -> Bool {
+  /// Whether a request for packet `sequence` at `now` may be answered; takes its cost if so,
+  /// counts it as refused if not. A copy of a request answered within ``copyWindow`` (receivers
+  /// send their first request several times, against random loss) is answered only while the
+  /// bucket is more than half full: on a congested path, where the bucket runs dry, each copy's
+  /// retransmission would only add to the queue (with four copies answered, a stream through a
+  /// 250 kb/s cap kept 25 fps instead of 29).
+  func allows(_ sequence: UInt16?, at now: ContinuousClock.Instant) -> Bool {
     state.withLock { state in
       if let last = state.last {
         let seconds = Double((now - last) / .microseconds(1)) / 1e6
         state.tokens = min(state.rate * Self.burst, state.tokens + state.rate * max(0, seconds))
       }
       state.last = now
-      guard state.tokens >= Self.packetBits else {
+      state.answered = state.answered.filter { now - $0.value < Self.copyWindow }
+      let copy = sequence.map { state.answered[$0] != nil } ?? false
+      let floor = copy ? max(Self.packetBits, state.rate * Self.burst / 2) : Self.packetBits
+      guard state.tokens >= floor else {
         state.refused += 1
         return false
       }
       state.tokens -= Self.packetBits
+      if let sequence, !copy { state.answered[sequence] = now }
       return true
     }
   }
