@@ -76,7 +76,7 @@ final class AudioStream: AudioRenderer {
       for await buffer in buffers { return buffer }
       throw CancellationError()
     }
-    #expect(first.sampleRate == 48_000 && first.channelCount == 2 && first.format == .int16)
+    #expect(first.sampleRate == 48_000 && first.channelCount == 1 && first.format == .int16)  // speech: mono
     try await capturer.stopCapture()
     #expect(capturer.device == nil && capturer.captureSession == nil)
   }

@@ -41,8 +41,11 @@ public final class BufferCapturer: VideoCapturer, @unchecked Sendable {
 
   /// Sends a frame, turned clockwise by `rotation` before the processor sees it (90° and 270°
   /// swap width and height).
-  /// - Parameter timeStampNs: the frame's time on the monotonic clock (`CLOCK_MONOTONIC`), kept so
-  ///   that frames from a late source stay in sync with audio; 0 times the frame now.
+  /// - Parameter timeStampNs: the frame's capture time in nanoseconds on the monotonic clock
+  ///   (`CLOCK_MONOTONIC`, as `clock_gettime` and `DispatchTime.now().uptimeNanoseconds` give it,
+  ///   the clock microphone audio is timed on), kept as the frame's time, so that frames from a
+  ///   late source (a network camera, slow processing) stay in sync with audio; 0 times the frame
+  ///   when it is pushed. Seed 000 says the value is "not used yet"; Revue uses it, on purpose.
   public func capture(_ pixelBuffer: PixelBuffer, timeStampNs: Int64, rotation: VideoRotation) {
     guard captureState == .capturing else {
       RevueLog.log(.debug, "BufferCapturer", "frame dropped: the capturer is idle (call startCapture() first)")

@@ -1,4 +1,4 @@
-/// What the camera produces. Immutable: change it with ``copyWith(device:position:preferredFormat:dimensions:fps:isMirrored:)``
+/// What the camera produces. Immutable: change it with ``copyWith(device:position:preferredFormat:dimensions:fps:isMirrored:autoCorrectOrientation:)``
 /// and ``CameraCapturer/set(options:)``.
 public struct CameraCaptureOptions: Sendable, Hashable {
   /// The size type of the options (the same as ``Dimensions``).
@@ -6,7 +6,8 @@ public struct CameraCaptureOptions: Sendable, Hashable {
 
   /// A specific camera; when set, it wins over ``position``.
   public let device: CaptureDevice?
-  /// Which way the camera should face; `.unspecified` lets the SDK pick.
+  /// Which way the camera should face (`.front` by default); `.unspecified` lets the SDK pick.
+  /// With no camera facing that way (a computer with only a USB camera), the SDK uses another one.
   public let position: CameraPosition
   /// An exact format of ``device`` to capture in, instead of the SDK's choice.
   public let preferredFormat: CaptureFormat?
@@ -16,11 +17,17 @@ public struct CameraCaptureOptions: Sendable, Hashable {
   public let fps: Int
   /// Mirrors the picture itself: every receiver sees it mirrored.
   public let isMirrored: Bool
+  /// Seed 000's "turn the pixels upright as the device rotates", true by default. Accepted and
+  /// kept, with no effect: a Linux camera has no orientation sensor to follow, and its frames
+  /// leave as the camera gives them (turn them with ``BufferCapturer/capture(_:timeStampNs:rotation:)``
+  /// or a ``VideoProcessor`` when a camera is mounted sideways).
+  public let autoCorrectOrientation: Bool
 
-  /// Options with the defaults: any camera, 1280×720, 30 fps, not mirrored.
+  /// Options with the defaults: the front camera (or, without one, another), 1280×720, 30 fps,
+  /// not mirrored.
   public init(
-    device: CaptureDevice? = nil, position: CameraPosition = .unspecified, preferredFormat: CaptureFormat? = nil,
-    dimensions: Dimensions = .h720_169, fps: Int = 30, isMirrored: Bool = false
+    device: CaptureDevice? = nil, position: CameraPosition = .front, preferredFormat: CaptureFormat? = nil,
+    dimensions: Dimensions = .h720_169, fps: Int = 30, isMirrored: Bool = false, autoCorrectOrientation: Bool = true
   ) {
     self.device = device
     self.position = position
@@ -28,18 +35,20 @@ public struct CameraCaptureOptions: Sendable, Hashable {
     self.dimensions = dimensions
     self.fps = fps
     self.isMirrored = isMirrored
+    self.autoCorrectOrientation = autoCorrectOrientation
   }
 
   /// A copy with the values given; a value left out keeps its current value. Pass
   /// `device: .some(nil)` to clear the device (and go back to ``position``).
   public func copyWith(
     device: CaptureDevice?? = nil, position: CameraPosition? = nil, preferredFormat: CaptureFormat?? = nil,
-    dimensions: Dimensions? = nil, fps: Int? = nil, isMirrored: Bool? = nil
+    dimensions: Dimensions? = nil, fps: Int? = nil, isMirrored: Bool? = nil, autoCorrectOrientation: Bool? = nil
   ) -> CameraCaptureOptions {
     CameraCaptureOptions(
       device: device ?? self.device, position: position ?? self.position,
       preferredFormat: preferredFormat ?? self.preferredFormat, dimensions: dimensions ?? self.dimensions,
-      fps: fps ?? self.fps, isMirrored: isMirrored ?? self.isMirrored)
+      fps: fps ?? self.fps, isMirrored: isMirrored ?? self.isMirrored,
+      autoCorrectOrientation: autoCorrectOrientation ?? self.autoCorrectOrientation)
   }
 }
 
@@ -53,6 +62,12 @@ public enum CameraCapturerError: Error, Sendable, Hashable {
 public struct DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What went wrong, with VideoSDK's code as the raw value.
   public enum Code: Int, Sendable, Hashable {
+    /// The camera's device refused access (`EACCES`, `ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED`):
+    /// on Linux, the user is not in the `video` group, or a sandbox denies the device.
+    case cameraAccessDenied = 3017
+    /// The audio source refused access (`ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED`): PulseAudio,
+    /// PipeWire or ALSA denied it.
+    case microphoneAccessDenied = 3018
     /// There is no camera (`ERROR_CAMERA_NOT_FOUND`).
     case cameraNotFound = 3021
     /// There is no microphone (`ERROR_MICROPHONE_NOT_FOUND`).
@@ -80,4 +95,11 @@ public struct DeviceError: Error, Sendable, Hashable, CustomStringConvertible {
 
   /// `message (code N)`.
   public var description: String { "\(message) (code \(code.rawValue))" }
+
+  /// Whether `fault` says that the device refused access: `EACCES` as v4l2src and ALSA report
+  /// it ("Permission denied"), or PulseAudio's and PipeWire's "Access denied".
+  static func isAccessDenial(_ fault: MediaFault) -> Bool {
+    let text = "\(fault.message) \(fault.debug ?? "")".lowercased()
+    return text.contains("permission denied") || text.contains("access denied")
+  }
 }

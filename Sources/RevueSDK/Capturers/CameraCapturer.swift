@@ -209,11 +209,14 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     }
   }
 
-  /// Switches between the front and the back camera.
+  /// Switches between the front and the back camera: to the side the camera in use does not
+  /// face (while stopped, the side ``position`` does not name; from a camera facing neither way,
+  /// to the front).
   /// - Returns: as ``set(cameraPosition:)``.
   /// - Throws: ``CameraCapturerError/deviceNotAvailable`` when there is no camera facing the other way.
   public func switchCameraPosition() async throws -> Bool {
-    try await set(cameraPosition: position == .front ? .back : .front)
+    let facing = device?.position ?? position
+    return try await set(cameraPosition: facing == .front ? .back : .front)
   }
 
   /// Switches to the camera facing `cameraPosition`, clearing ``CameraCaptureOptions/device``.
@@ -231,7 +234,10 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     }
   }
 
-  /// Changes the options at once, then applies them after the switch delay unless a later call came.
+  /// Changes the options at once, then applies them after the switch delay unless a later call
+  /// came. When the camera could not be opened, the options and position go back to those of
+  /// the camera kept, on the main actor (as seed 000 says: an App reads them there), unless a
+  /// later call changed them meanwhile.
   private func requestSwitch(_ change: (inout State) -> Void) async -> Bool {
     let (generation, running) = state.withLock { state in
       change(&state)
@@ -240,18 +246,40 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     }
     guard running else { return false }
     try? await Task.sleep(for: Self.switchDelay)
-    return await onQueue { self.applySwitch(generation: generation) }
+    switch await onQueue({ self.applySwitch(generation: generation) }) {
+    case .applied: return true
+    case .replaced: return false
+    case .failed:
+      await MainActor.run {
+        state.withLock { state in
+          guard state.generation == generation else { return }
+          state.options = state.applied.options
+          state.position = state.applied.position
+        }
+      }
+      return false
+    }
+  }
+
+  /// How a switch ended.
+  private enum SwitchOutcome: Sendable {
+    /// The camera asked for captures.
+    case applied
+    /// A later call came, or the camera stopped, before it ran.
+    case replaced
+    /// The camera could not be opened: the old one was kept.
+    case failed
   }
 
   /// Runs on the control queue: reopens the camera with the current options, or keeps the old
-  /// one and restores its options when the new one cannot be opened.
-  private func applySwitch(generation: UInt64) -> Bool {
+  /// one when the new one cannot be opened.
+  private func applySwitch(generation: UInt64) -> SwitchOutcome {
     guard
       let (options, position, old) = state.withLock({ state in
         state.generation == generation && state.session != nil
           ? (state.options, state.position, state.session!) : nil
       })
-    else { return false }
+    else { return .replaced }
     let target = Self.device(for: options, position: position)
     do {
       guard let target else { throw DeviceError(.cameraNotFound, "no camera for \(position)") }
@@ -264,7 +292,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
         state.applied = (options, position)
       }
       reportChoice(session.choice, requested: options.dimensions)
-      return true
+      return .applied
     } catch {
       RevueLog.log(.warning, "CameraCapturer", "switch failed, keeping the previous camera: \(error)")
       if target == old.device {
@@ -274,12 +302,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
           lose(old, reason: "the camera could not be reopened: \(error)")
         }
       }
-      state.withLock { state in
-        guard state.generation == generation else { return }
-        state.options = state.applied.options
-        state.position = state.applied.position
-      }
-      return false
+      return .failed
     }
   }
 

@@ -29,7 +29,7 @@ final class CameraSession: Sendable {
     let progress = self.progress
     pipeline = MediaPipeline(name: "camera") { fault in
       guard fault.severity == .error else { return onFault(fault) }
-      if progress.failed(fault.message), progress.hasFrame { onFault(fault) }
+      if progress.failed(fault), progress.hasFrame { onFault(fault) }
     }
     let source: Element
     do {
@@ -83,8 +83,9 @@ final class CameraSession: Sendable {
   var capturePipeline: Pipeline { pipeline.pipeline }
 
   /// Starts the pipeline and waits up to `timeout` for the first frame.
-  /// - Throws: ``DeviceError``: `.cameraInUse` when the device is busy, `.videoSourceInitiationFailed`
-  ///   when it fails or gives no frame in time. The pipeline is stopped then.
+  /// - Throws: ``DeviceError``: `.cameraInUse` when the device is busy, `.cameraAccessDenied` when it
+  ///   refuses access, `.videoSourceInitiationFailed` when it fails or gives no frame in time. The
+  ///   pipeline is stopped then.
   func start(timeout: Duration = .seconds(2)) throws(DeviceError) {
     progress.reset()
     do {
@@ -94,9 +95,9 @@ final class CameraSession: Sendable {
     }
     let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
     let waited = progress.started.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
-    if let reason = progress.failure, !progress.hasFrame {
+    if let fault = progress.failure, !progress.hasFrame {
       pipeline.stop()
-      throw DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) failed to start: \(reason)")
+      throw Self.classify(fault, device: device)
     }
     if waited == .timedOut {
       pipeline.stop()
@@ -116,12 +117,22 @@ final class CameraSession: Sendable {
   }
 
   private static func classify(_ error: GStreamerError, device: CaptureDevice) -> DeviceError {
-    if case .stateChangeFailed(_, _, let busError?) = error, busError.error.domain == "gst-resource-error-quark",
-      busError.error.code == 4  // GST_RESOURCE_ERROR_BUSY
-    {
-      return DeviceError(.cameraInUse, "the camera \(device.name) is in use by another application")
+    if case .stateChangeFailed(_, _, let busError?) = error {
+      if busError.error.domain == "gst-resource-error-quark", busError.error.code == 4 {  // GST_RESOURCE_ERROR_BUSY
+        return DeviceError(.cameraInUse, "the camera \(device.name) is in use by another application")
+      }
+      return classify(MediaFault(.error, busError), device: device)
     }
     return DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) could not be opened: \(error)")
+  }
+
+  /// The error of a camera that failed before its first frame.
+  private static func classify(_ fault: MediaFault, device: CaptureDevice) -> DeviceError {
+    DeviceError.isAccessDenial(fault)
+      ? DeviceError(
+        .cameraAccessDenied,
+        "the camera \(device.name) refused access (\(fault.debug ?? fault.message)): add the user to the video group")
+      : DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) failed to start: \(fault.message)")
   }
 }
 
@@ -130,7 +141,7 @@ private final class StartProgress: Sendable {
   /// Signalled at the first frame or the first error of a run.
   let started = DispatchSemaphore(value: 0)
   private let frame = Atomic<Bool>(false)
-  private let reason = Mutex<String?>(nil)
+  private let reason = Mutex<MediaFault?>(nil)
 
   /// Starts a new run (a session restarted on the same device waits for its new first frame).
   func reset() {
@@ -140,17 +151,17 @@ private final class StartProgress: Sendable {
   }
 
   var hasFrame: Bool { frame.load(ordering: .acquiring) }
-  var failure: String? { reason.withLock { $0 } }
+  var failure: MediaFault? { reason.withLock { $0 } }
 
   func frameArrived() {
     if !frame.exchange(true, ordering: .acquiringAndReleasing) { started.signal() }
   }
 
   /// Records an error; true for the first one.
-  func failed(_ message: String) -> Bool {
+  func failed(_ fault: MediaFault) -> Bool {
     let first = reason.withLock { reason in
       guard reason == nil else { return false }
-      reason = message
+      reason = fault
       return true
     }
     if first { started.signal() }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// The capturer of a microphone track: a PulseAudio or ALSA source (or a virtual microphone),
 /// `source ! audioconvert ! audioresample ! [webrtcdsp] ! audioconvert ! appsink`, delivering the
-/// track's format (48 kHz stereo 16-bit) on GStreamer's streaming thread, each buffer timed by
+/// track's format (48 kHz 16-bit, in the preset's channels) on GStreamer's streaming thread, each buffer timed by
 /// its capture time on the system clock. When the pipeline fails (the device is unplugged or
 /// stops working), capture stops with ``AudioCapturer/Event/interrupted(_:)``.
 ///
@@ -38,9 +38,21 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
     DeviceWatcher.shared.all.filter { $0.kind == .microphone }
   }
 
-  /// Opens the microphone and waits up to 2 seconds for its first buffer.
+  /// The microphone of `id`.
+  /// - Throws: ``DeviceError`` `.invalidCustomTrackConfig` (3071) when no microphone has it.
+  public static func captureDevice(id: String) async throws(DeviceError) -> CaptureDevice {
+    guard let device = DeviceWatcher.shared.device(id: id, kind: .microphone) else {
+      throw DeviceError(.invalidCustomTrackConfig, "no microphone has the id '\(id)'")
+    }
+    return device
+  }
+
+  /// Opens the microphone of ``AudioCaptureOptions/device`` (the first one when nil) and waits
+  /// up to 2 seconds for its first buffer.
   /// - Throws: ``DeviceError``: `.microphoneNotFound` (3022) when there is none,
-  ///   `.microphoneInUse` (3024) when it cannot be opened.
+  ///   `.invalidCustomTrackConfig` (3071) when the microphone named is not present,
+  ///   `.microphoneAccessDenied` (3018) when it refuses access, `.microphoneInUse` (3024) when it
+  ///   cannot be opened.
   public override func startCapture() async throws {
     let result: Result<Void, DeviceError> = await withCheckedContinuation { continuation in
       queue.async {
@@ -75,9 +87,12 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
   private func open() throws(DeviceError) {
     guard pipeline.withLock({ $0 == nil }) else { return }
     let microphones = DeviceWatcher.shared.all.filter { $0.kind == .microphone }
-    guard let device = options.device.flatMap({ named in microphones.first { $0 == named } }) ?? microphones.first,
-      let gstDevice = device.device
-    else { throw DeviceError(.microphoneNotFound, "there is no microphone") }
+    if let named = options.device, !microphones.contains(named) {
+      throw DeviceError(.invalidCustomTrackConfig, "no microphone has the id '\(named.id)' (\(named.name))")
+    }
+    guard let device = options.device ?? microphones.first, let gstDevice = device.device else {
+      throw DeviceError(.microphoneNotFound, "there is no microphone")
+    }
     let first = DispatchSemaphore(value: 0)
     let started = Atomic<Bool>(false)
     let built = MediaPipeline(name: "microphone") { [weak self] fault in
@@ -124,6 +139,9 @@ public final class MicrophoneCapturer: AudioCapturer, @unchecked Sendable {
     }
     guard first.wait(timeout: .now() + .seconds(2)) == .success, started.load(ordering: .acquiring) else {
       built.stop()
+      if let fault = built.fault, DeviceError.isAccessDenial(fault) {
+        throw DeviceError(.microphoneAccessDenied, "the microphone \(device.name) refused access: \(fault)")
+      }
       let reason = built.fault.map { ": \($0)" } ?? " within 2 s"
       throw DeviceError(.microphoneInUse, "the microphone \(device.name) gave no audio\(reason)")
     }

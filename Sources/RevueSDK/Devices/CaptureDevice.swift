@@ -185,6 +185,8 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
   public let id: String
   /// The name to show.
   public let name: String
+  /// The name to show, by AVFoundation's name (``name``).
+  public var localizedName: String { name }
   /// A camera or a microphone.
   public let kind: Kind
   /// Which way a camera faces.

@@ -30,6 +30,10 @@ public enum VirtualDevices {
     var info: DeviceProvider.DeviceInfo
     var isPlugged = true
     var isBusy = false
+    /// Refuses access when opened, as a device without permission does.
+    var isDenied = false
+    /// Opens but gives nothing, as a camera whose driver hangs.
+    var isStalled = false
     var opens = 0
     /// Counts unplugs: an element opened before the last unplug reads nothing.
     var epoch = 0
@@ -241,6 +245,18 @@ public enum VirtualDevices {
     entries.withLock { $0[id]?.isBusy = isBusy }
   }
 
+  /// Makes a virtual device refuse access or accept it again: a denied device opens, then fails
+  /// before its first buffer with `EACCES`, as v4l2src reports a `/dev/video*` the user may not
+  /// read ("Permission denied").
+  public static func setDenied(_ id: String, _ isDenied: Bool) {
+    entries.withLock { $0[id]?.isDenied = isDenied }
+  }
+
+  /// Makes a virtual device hang or work again: a stalled device opens and gives no buffer.
+  public static func setStalled(_ id: String, _ isStalled: Bool) {
+    entries.withLock { $0[id]?.isStalled = isStalled }
+  }
+
   /// How many times the device was opened (its element made) since it was added.
   public static func openCount(_ id: String) -> Int { entries.withLock { $0[id]?.opens ?? 0 } }
 
@@ -259,9 +275,22 @@ public enum VirtualDevices {
   }
 
   /// Makes `source` stop with a read error, as a V4L2 device's element does, once the device
-  /// is unplugged.
+  /// is unplugged; a device denied when it was opened fails at once with `EACCES`, and one
+  /// stalled then gives nothing.
   private static func failWhenUnplugged(_ source: Element, id: String, epoch: Int) {
     guard let pad = source.staticPad("src") else { return }
+    if entries.withLock({ $0[id]?.isStalled == true }) {
+      pad.addProbe(.buffer) { _, _ in .drop }
+      return
+    }
+    if entries.withLock({ $0[id]?.isDenied == true }) {
+      pad.addProbe(.buffer) { pad, _ in
+        pad.parentElement?.postError(
+          "Could not open device '\(id)' for reading and writing.", debug: "system error: Permission denied")
+        return .drop
+      }
+      return
+    }
     pad.addProbe(.buffer) { pad, _ in
       let name = entries.withLock { entries in entries[id]?.epoch == epoch ? nil : entries[id]?.info.displayName ?? id }
       guard let name else { return .ok }

@@ -344,9 +344,11 @@ public final class LocalTrackPublication: Sendable {
           ]
         }
       case .audio(_, let dtx):
+        // opus/48000/2 whatever is sent (RFC 7587); stereo and sprop-stereo say what it is.
+        let stereo = (track as? LocalAudioTrack)?.format.channelCount == 2 ? 1 : 0
         lines = [
           "m=audio \(stream.port) \(profile) \(payloadType)", "a=rtpmap:\(payloadType) opus/48000/2",
-          "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0)",
+          "a=fmtp:\(payloadType) useinbandfec=1;usedtx=\(dtx ? 1 : 0);stereo=\(stereo);sprop-stereo=\(stereo)",
         ]
       }
       if let key = sender.srtp { lines.append(key.cryptoAttribute) }

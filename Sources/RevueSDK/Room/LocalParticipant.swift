@@ -29,6 +29,7 @@ public final class LocalParticipant: Sendable {
   private let camera: DeviceSwitch
   private let microphone: DeviceSwitch
   private let screenShare: DeviceSwitch
+  private let destroyed = Atomic(false)
 
   init() {
     let broadcast = self.broadcast
@@ -76,6 +77,7 @@ public final class LocalParticipant: Sendable {
   /// a publication (the track's placeholder does, if it has one), while the camera itself stops
   /// a moment later.
   public func setCamera(enabled: Bool, options: CameraCaptureOptions? = nil) {
+    guard isUsable(enabled) else { return }
     if enabled { cameraTrack.gate.open() } else { cameraTrack.gate.close() }
     let capturer = cameraCapturer
     camera.request(enabled) { [camera] enabled in
@@ -136,6 +138,7 @@ public final class LocalParticipant: Sendable {
   /// Turns the microphone on or off. Once it returns with `enabled: false`, no microphone audio
   /// reaches a renderer or a publication, while the microphone itself stops a moment later.
   public func setMicrophone(enabled: Bool) {
+    guard isUsable(enabled) else { return }
     if enabled { microphoneTrack.gate.open() } else { microphoneTrack.gate.close() }
     let capturer = microphoneTrack.capturer!
     microphone.request(enabled) { [microphone] enabled in
@@ -153,6 +156,7 @@ public final class LocalParticipant: Sendable {
   /// reaches a renderer or a publication. When it cannot start (no display), the flag goes back
   /// to false and the capturer's state is ``CaptureState/error``.
   public func setScreenShare(enabled: Bool) {
+    guard isUsable(enabled) else { return }
     if enabled { screenShareTrack.gate.open() } else { screenShareTrack.gate.close() }
     let capturer = screenShareTrack.capturer!
     screenShare.request(enabled) { [screenShare] enabled in
@@ -163,6 +167,41 @@ public final class LocalParticipant: Sendable {
         screenShare.fail()
       }
     }
+  }
+
+  /// Turns on or off the device of `source`, as its own switch does: `.camera` is
+  /// ``setCamera(enabled:options:)``, `.microphone` ``setMicrophone(enabled:)`` and
+  /// `.screenShareVideo` ``setScreenShare(enabled:)``. The other sources have no device of the
+  /// participant's: the call logs a warning and changes nothing.
+  public func set(source: Track.Source, enabled: Bool) {
+    switch source {
+    case .camera: setCamera(enabled: enabled)
+    case .microphone: setMicrophone(enabled: enabled)
+    case .screenShareVideo: setScreenShare(enabled: enabled)
+    case .screenShareAudio, .unknown:
+      RevueLog.log(.warning, "LocalParticipant", "set(source: .\(source), enabled:) ignored: no device has that source")
+    }
+  }
+
+  /// Ends the participant: the camera, microphone and screen share switch off (their frames stop
+  /// at once, the devices a moment later), every publication of the room stops, and the switches
+  /// do nothing from then on. The tracks stay readable, idle. Calling it again does nothing.
+  public func destroy() {
+    setCamera(enabled: false)
+    setMicrophone(enabled: false)
+    setScreenShare(enabled: false)
+    guard !destroyed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    if let room = room.room {
+      for publication in room.publications { room.unpublish(publication) }
+    }
+  }
+
+  /// Whether a switch may act: after ``destroy()``, turning a device on is refused (logged);
+  /// turning it off is always allowed.
+  private func isUsable(_ enabled: Bool) -> Bool {
+    guard enabled, destroyed.load(ordering: .acquiring) else { return true }
+    RevueLog.log(.warning, "LocalParticipant", "the participant was destroyed: its devices stay off")
+    return false
   }
 
   /// Follows the camera, microphone and screen share when they stop or resume by themselves

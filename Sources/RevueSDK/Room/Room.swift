@@ -23,6 +23,16 @@ public final class Room: Sendable {
   }
 
   private let state = Mutex<(destination: Destination?, publications: [LocalTrackPublication])>((nil, []))
+  private let statisticsFlag = Atomic(true)
+
+  /// Seed 000's switch for the statistics of every track, on by default. Revue's statistics
+  /// cost nothing until read (GStreamer's RTP session keeps the counters in any case, and
+  /// ``LocalTrackPublication/statistics`` reads them when asked), so the flag is kept for code
+  /// that sets it and changes nothing else.
+  public var reportStatistics: Bool {
+    get { statisticsFlag.load(ordering: .relaxed) }
+    set { statisticsFlag.store(newValue, ordering: .relaxed) }
+  }
   private let remotes = Mutex<[String: RemoteParticipant]>([:])
 
   /// A room of its own, with a local participant.

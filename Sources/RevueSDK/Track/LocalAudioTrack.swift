@@ -22,15 +22,17 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
   }
 
   /// The microphone's track; the microphone starts with ``LocalParticipant/setMicrophone(enabled:)``.
+  /// Its format is 48 kHz 16-bit with the preset's channels: the mono presets are captured and
+  /// sent in one channel (``AudioCaptureOptions/Preset/channelCount``).
   /// - Parameters:
   ///   - name: the track's name; `microphone` by default.
   ///   - options: the microphone, preset and voice processing.
   public static func createMicrophoneTrack(
     name: String = "microphone", options: AudioCaptureOptions = AudioCaptureOptions()
   ) -> LocalAudioTrack {
-    LocalAudioTrack(
-      name: name, source: .microphone, capturer: MicrophoneCapturer(options: options, format: .standard),
-      format: .standard)
+    let format = AudioFormat(sampleRate: 48_000, channelCount: options.preset.channelCount, sampleFormat: .int16)
+    return LocalAudioTrack(
+      name: name, source: .microphone, capturer: MicrophoneCapturer(options: options, format: format), format: format)
   }
 
   private let senders = Mutex<[RTPSender]>([])
