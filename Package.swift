@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "GStreamer", targets: ["GStreamer"]),
     .library(name: "RevueSDK", targets: ["RevueSDK"]),
     .library(name: "RevueLab", targets: ["RevueLab"]),
+    .library(name: "RevueVideoSDK", targets: ["RevueVideoSDK"]),
     .executable(name: "revue", targets: ["revue"]),
   ],
   targets: cModules.map {
@@ -38,6 +39,8 @@ let package = Package(
     // Tools to try Revue on bad links: a link emulator and stamped frames judged at the receiver
     // (used by `revue link`, `revue bench` and the tests).
     .target(name: "RevueLab", dependencies: ["RevueSDK"]),
+    // VideoSDK's names (seed 002) over RevueSDK: custom camera, microphone and screen share tracks.
+    .target(name: "RevueVideoSDK", dependencies: ["RevueSDK"]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
