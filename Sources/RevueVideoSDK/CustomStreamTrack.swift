@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// A track made by ``VideoSDK``: a camera or microphone track whose device is open, or the
@@ -92,13 +91,13 @@ public final class CustomStreamTrack: Sendable {
   public var error: VideoSDKError? { state.withLock { $0.error } }
 
   /// Called once, on the main actor, when the track ends: with the ``VideoSDKError`` when its
-  /// device failed, nil otherwise. A handler set after the track ended is called at once: before
-  /// the setter returns when set on the main actor, else as soon as the main actor runs.
+  /// device failed, nil otherwise. A handler set after the track ended is called at once, before
+  /// the setter returns. Set it on the main actor, as iOS apps do.
   ///
   /// A device that fails after the track was made (a camera unplugged, a pipeline error) ends it
   /// with `ERROR_CAMERA_NOT_FOUND` (3021) or `ERROR_MICROPHONE_NOT_FOUND` (3022): the track
   /// has no device any more. Its device is not reopened when it comes back.
-  public var onEnded: EndedHandler? {
+  @MainActor public var onEnded: EndedHandler? {
     get { state.withLock { $0.handler } }
     set {
       let ended: (EndedHandler, VideoSDKError?)? = state.withLock { state in
@@ -107,11 +106,7 @@ public final class CustomStreamTrack: Sendable {
         return (newValue, state.error)
       }
       guard let (handler, error) = ended else { return }
-      if Thread.isMainThread {
-        MainActor.assumeIsolated { handler(error) }
-      } else {
-        Task { @MainActor in handler(error) }
-      }
+      handler(error)
     }
   }
 
