@@ -66,8 +66,9 @@ public struct NoiseConfig: Sendable, Hashable {
 
 extension AudioCaptureOptions {
   /// The options of a custom microphone track: `noiseConfig`'s flags over `encoderConfig`'s
-  /// (every flag from `encoderConfig` when `noiseConfig` is nil).
-  init(device: CaptureDevice?, encoderConfig: CustomMicrophoneTrackConfig, noiseConfig: NoiseConfig?) {
+  /// (every flag from `encoderConfig` when `noiseConfig` is nil): what `createMicrophoneAudioTrack`
+  /// opens the microphone with, for RevueSDK code that sets the microphone itself.
+  public init(device: CaptureDevice?, encoderConfig: CustomMicrophoneTrackConfig, noiseConfig: NoiseConfig?) {
     guard let noiseConfig else {
       self = .preset(encoderConfig.preset, device: device)
       return
