@@ -54,6 +54,7 @@ let package = Package(
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
+    .testTarget(name: "RevueVideoSDKTests", dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
