@@ -153,8 +153,20 @@ import Testing
     let error = try #require(try await recorder.firstCall())
     #expect(error.code == 3021 && error.name == "ERROR_CAMERA_NOT_FOUND")
     #expect(track.isEnded && track.error == error)
-    // Plugged back, the camera stays closed: the track has ended.
+    #expect((track.videoTrack?.capturer as? CameraCapturer)?.device == nil)
     try await Devices.remove([device])
+  }
+
+  /// Closing the device another way (as a room's disableCam() would) ends the track without an error.
+  @MainActor @Test func stoppingTheCapturerEndsTheTrackWithoutAnError() async throws {
+    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+      let track = try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
+      let recorder = EndedRecorder()
+      track.onEnded = recorder.handler
+      try await track.videoTrack?.capturer?.stopCapture()
+      #expect(try await recorder.firstCall() == nil)
+      #expect(track.isEnded && track.error == nil && recorder.calls.count == 1)
+    }
   }
 
   @MainActor @Test func aNewerTrackForTheSameCameraEndsTheOlderOne() async throws {
