@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "GStreamer", targets: ["GStreamer"]),
     .library(name: "RevueSDK", targets: ["RevueSDK"]),
     .library(name: "RevueLab", targets: ["RevueLab"]),
+    .library(name: "RevueVideoSDK", targets: ["RevueVideoSDK"]),
     .executable(name: "revue", targets: ["revue"]),
   ],
   targets: cModules.map {
@@ -38,6 +39,8 @@ let package = Package(
     // Tools to try Revue on bad links: a link emulator and stamped frames judged at the receiver
     // (used by `revue link`, `revue bench` and the tests).
     .target(name: "RevueLab", dependencies: ["RevueSDK"]),
+    // VideoSDK's names (seed 002) over RevueSDK: custom camera, microphone and screen share tracks.
+    .target(name: "RevueVideoSDK", dependencies: ["RevueSDK"]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
@@ -51,6 +54,7 @@ let package = Package(
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
+    .testTarget(name: "RevueVideoSDKTests", dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
