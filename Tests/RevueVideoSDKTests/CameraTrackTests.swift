@@ -131,6 +131,23 @@ import Testing
     }
   }
 
+  /// RevueSDK would open any other camera of the process in place of one that refuses access (and
+  /// the face then reports it busy): it runs alone, with one camera.
+  @Test(.wholeProcess) func cameraThatRefusesAccessThrows3017AndOneThatStallsThrows3026() async throws {
+    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+      VirtualDevices.setDenied(devices[0].id, true)
+      await expectVideoSDKError(3017, "ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
+        try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
+      }
+      VirtualDevices.setDenied(devices[0].id, false)
+      VirtualDevices.setStalled(devices[0].id, true)
+      defer { VirtualDevices.setStalled(devices[0].id, false) }
+      await expectVideoSDKError(3026, "ERROR_VIDEO_SOURCE_INITIATION_FAILED") { () throws(VideoSDKError) in
+        try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
+      }
+    }
+  }
+
   /// Needs no camera in the process: it runs alone, once the other tests' cameras are gone.
   @Test(.wholeProcess) func noCameraThrows3021() async throws {
     let removals = CameraCapturer.deviceEvents

@@ -80,6 +80,15 @@ final class AudioBuffers: AudioRenderer {
     }
   }
 
+  @Test func microphoneThatRefusesAccessThrows3018() async throws {
+    let device = try await Devices.addMicrophone()
+    defer { VirtualDevices.remove(device.id) }
+    VirtualDevices.setDenied(device.id, true)
+    await expectVideoSDKError(3018, "ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
+      try await VideoSDK.createMicrophoneAudioTrack(microphoneId: device.id)
+    }
+  }
+
   @Test func unknownMicrophoneIdThrows3071() async throws {
     try await Devices.withMicrophone { _ in
       await expectVideoSDKError(3071, "ERROR_INVALID_CUSTOM_TRACK_CONFIG") { () throws(VideoSDKError) in
