@@ -22,6 +22,7 @@ let package = Package(
     .library(name: "RevueSDK", targets: ["RevueSDK"]),
     .library(name: "RevueLab", targets: ["RevueLab"]),
     .library(name: "RevueVideoSDK", targets: ["RevueVideoSDK"]),
+    .library(name: "RevueSora", targets: ["RevueSora"]),
     .executable(name: "revue", targets: ["revue"]),
   ],
   targets: cModules.map {
@@ -41,6 +42,8 @@ let package = Package(
     .target(name: "RevueLab", dependencies: ["RevueSDK"]),
     // VideoSDK's names (seed 002) over RevueSDK: custom camera, microphone and screen share tracks.
     .target(name: "RevueVideoSDK", dependencies: ["RevueSDK"]),
+    // Sora's camera capturer (seed 003) over RevueSDK's camera.
+    .target(name: "RevueSora", dependencies: ["RevueSDK"]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
@@ -55,6 +58,7 @@ let package = Package(
     .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(name: "RevueVideoSDKTests", dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport"]),
+    .testTarget(name: "RevueSoraTests", dependencies: ["RevueSora", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

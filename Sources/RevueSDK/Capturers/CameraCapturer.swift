@@ -104,9 +104,11 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   // MARK: - Devices
 
   /// The cameras present now, infrared ones included (they are only used when named).
-  public static func captureDevices() async throws -> [CaptureDevice] {
-    DeviceWatcher.shared.all.filter { $0.kind == .camera }
-  }
+  public static func captureDevices() async throws -> [CaptureDevice] { devices }
+
+  /// The cameras present now, as ``captureDevices()`` lists them, for code that cannot wait
+  /// (Sora's `CameraVideoCapturer.devices`, an option's initializer).
+  public static var devices: [CaptureDevice] { DeviceWatcher.shared.all.filter { $0.kind == .camera } }
 
   /// The camera of `id`.
   /// - Throws: ``DeviceError`` `.invalidCustomTrackConfig` (3071) when no camera has it.
