@@ -112,7 +112,9 @@ public final class CustomStreamTrack: Sendable {
 
   /// Closes the camera or microphone the track opened, for example when the user leaves a
   /// preview without joining; ``onEnded`` then gets nil. The device closes on a task of its own.
-  public func stop() { end(nil) }
+  /// The track ends either way, but while a publication sends it (``LocalVideoTrack/isPublished``)
+  /// the device stays open, as seed 002 says: stop the publication and the capturer to release it.
+  public func stop() { end(nil, keepingPublishedDevice: true) }
 
   /// Throws VideoSDK's error of an ended track: what a room reports when it is given one.
   /// - Throws: ``VideoSDKError`` `ERROR_CUSTOM_VIDEO_TRACK_ENDED` (3031) for a camera or screen share
@@ -125,13 +127,14 @@ public final class CustomStreamTrack: Sendable {
     throw VideoSDKError(.ERROR_CUSTOM_VIDEO_TRACK_ENDED, "the video track has ended: create a new one")
   }
 
-  /// Ends the track (the first call only): closes its device, then tells the handler on the main
-  /// actor.
+  /// Ends the track (the first call only): closes its device, unless it is published and
+  /// `keepingPublishedDevice`, then tells the handler on the main actor.
   /// - Returns: the task that closes the device and tells the handler.
   @discardableResult
-  func end(_ error: VideoSDKError?) -> Task<Void, Never> {
-    let video = videoTrack?.capturer
-    let audio = audioTrack?.capturer
+  func end(_ error: VideoSDKError?, keepingPublishedDevice: Bool = false) -> Task<Void, Never> {
+    let keeps = keepingPublishedDevice && (videoTrack?.isPublished == true || audioTrack?.isPublished == true)
+    let video = keeps ? nil : videoTrack?.capturer
+    let audio = keeps ? nil : audioTrack?.capturer
     return state.withLock { state in
       if let closing = state.closing { return closing }
       state.isEnded = true

@@ -80,6 +80,32 @@ import Testing
     }
   }
 
+  /// Seed 002: "If a room is sending from the device, the device stays open".
+  @MainActor @Test func stoppingAPublishedTrackLeavesItsCameraOpen() async throws {
+    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+      let track = try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
+      let videoTrack = try #require(track.videoTrack)
+      let room = Room()
+      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp(pairs: 3))")!)
+      let publication = try await room.localParticipant!.publish(videoTrack: videoTrack)
+      #expect(videoTrack.isPublished)
+      let recorder = EndedRecorder()
+      track.onEnded = recorder.handler
+      track.stop()
+      #expect(track.isEnded)
+      #expect(try await recorder.firstCall() == nil)
+      #expect(videoTrack.capturer?.captureState == .capturing, "the room still sends from the camera")
+      let preview = PreviewRenderer()
+      videoTrack.add(videoRenderer: preview)
+      _ = try await preview.next()
+      // Released as seed 002 says: the room stops sending, then the camera is switched off.
+      await room.localParticipant!.unpublish(publication: publication)
+      #expect(!videoTrack.isPublished)
+      try await videoTrack.capturer?.stopCapture()
+      await room.disconnect()
+    }
+  }
+
   @Test func cameraIdWinsOverFacingMode() async throws {
     try await Devices.withCameras(["laptop-integrated", "csi-camera-module"]) { devices in
       let back = devices[1]

@@ -50,6 +50,11 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
     }
   }
 
+  /// Whether a publication sends the track: one of a room's, or a ``WHIPPublication``.
+  public var isPublished: Bool {
+    !senders.withLock({ $0.isEmpty }) || renderers.all.contains { $0 is SourceFeed }
+  }
+
   /// Starts handing every delivered buffer to `sender` (a publication's).
   func attach(_ sender: RTPSender) {
     senders.withLock { $0.append(sender) }

@@ -169,6 +169,12 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     }
   }
 
+  /// Whether a publication sends the track: one of a room's, a ``WHIPPublication`` or an
+  /// ``RTSPBroadcast``.
+  public var isPublished: Bool {
+    !senders.withLock({ $0.isEmpty }) || renderers.all.contains { $0 is SourceFeed }
+  }
+
   /// Starts handing every delivered frame to `sender` (a publication's).
   func attach(_ sender: RTPSender) {
     senders.withLock { $0.append(sender) }
