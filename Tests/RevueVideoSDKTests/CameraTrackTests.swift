@@ -33,7 +33,7 @@ import Testing
       #expect(track.videoEncoding == VideoEncoding(maxBitrate: 1_600_000, maxFps: 30))
       #expect(track.layerCount == 2)
       let options = try #require(track.videoPublishOptions)
-      #expect(options.simulcast && options.maxLayer == .maxLayer2 && options.preferredCodec == .vp8)
+      #expect(options.simulcast == true && options.maxLayer == .maxLayer2 && options.preferredCodec == .vp8)
       #expect(options.bitrateMode == .highQuality && options.encoding?.maxBitrate == 1_600_000)
       #expect(options.layers(for: Dimensions(width: 960, height: 720)).count == 2)
       #expect(track.audioTrack == nil && !track.isEnded)

@@ -174,10 +174,13 @@ public struct VideoPublishOptions: Sendable, Hashable {
   /// Whether smaller layers are sent beside the full size, each from its own encoder at its own
   /// size, SSRC and port pair (seed 002's `multiStream`, LiveKit's simulcast).
   ///
-  /// Off by default, unlike LiveKit's: a point-to-point `rtp://` room has no forwarder that
-  /// chooses between layers, and each layer costs an encoder. Layers follow LiveKit's rule: three
-  /// when the longer side is at least 960, two from 480, none below.
-  public var simulcast: Bool
+  /// nil (the default) decides by destination, as API.md says: off for the `rtp://` and
+  /// `srtp://` rooms RevueSDK has, which are point-to-point (no forwarder chooses between layers,
+  /// and each layer costs an encoder); on for a room that publishes to an SFU, which RevueSDK does
+  /// not have yet (WHIP is ``WHIPPublication``, one layer). The VideoSDK face passes seed 002's
+  /// `multiStream` (true by default). Layers follow LiveKit's rule: three when the longer side is
+  /// at least 960, two from 480, none below.
+  public var simulcast: Bool?
   /// The smaller layers' sizes and encodings; empty for LiveKit's defaults
   /// (``VideoParameters/defaultSimulcastPresets169`` or `43`). A layer keeps the track's aspect
   /// ratio: its shorter side is the preset's.
@@ -202,7 +205,7 @@ public struct VideoPublishOptions: Sendable, Hashable {
   /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size,
   /// retransmission of lost packets, adaptive bitrate on.
   public init(
-    encoding: VideoEncoding? = nil, simulcast: Bool = false, simulcastLayers: [VideoParameters] = [],
+    encoding: VideoEncoding? = nil, simulcast: Bool? = nil, simulcastLayers: [VideoParameters] = [],
     maxLayer: EncodingLayer = .maxLayer3, preferredCodec: VideoCodec = .vp8, bitrateMode: BitrateMode = .balanced,
     lossRecovery: LossRecovery = .nack, adaptiveBitrate: Bool = true
   ) {
@@ -220,7 +223,8 @@ public struct VideoPublishOptions: Sendable, Hashable {
   public func layers(for dimensions: Dimensions) -> [VideoParameters] {
     let full = VideoParameters(
       dimensions: dimensions, encoding: encoding ?? .forDimensions(dimensions, mode: bitrateMode))
-    guard simulcast else { return [full] }
+    // By destination: every destination of a room is point-to-point RTP for now.
+    guard simulcast == true else { return [full] }
     let presets =
       (simulcastLayers.isEmpty
       ? (dimensions.isCloserTo169
