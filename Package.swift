@@ -62,6 +62,7 @@ let package = Package(
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(name: "RevueVideoSDKTests", dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "RevueSoraTests", dependencies: ["RevueSora", "RevueSDK", "RevueTestSupport"]),
+    .testTarget(name: "RevueLiveKitTests", dependencies: ["RevueLiveKit", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
