@@ -23,6 +23,7 @@ let package = Package(
     .library(name: "RevueLab", targets: ["RevueLab"]),
     .library(name: "RevueVideoSDK", targets: ["RevueVideoSDK"]),
     .library(name: "RevueSora", targets: ["RevueSora"]),
+    .library(name: "RevueLiveKit", targets: ["RevueLiveKit"]),
     .executable(name: "revue", targets: ["revue"]),
   ],
   targets: cModules.map {
@@ -44,6 +45,8 @@ let package = Package(
     .target(name: "RevueVideoSDK", dependencies: ["RevueSDK"]),
     // Sora's camera capturer (seed 003) over RevueSDK's camera.
     .target(name: "RevueSora", dependencies: ["RevueSDK"]),
+    // LiveKit's names (seed 004) that RevueSDK spells differently: VideoFrame processors, ValueOrAbsent, device types.
+    .target(name: "RevueLiveKit", dependencies: ["RevueSDK"]),
     .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
@@ -59,6 +62,7 @@ let package = Package(
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(name: "RevueVideoSDKTests", dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "RevueSoraTests", dependencies: ["RevueSora", "RevueSDK", "RevueTestSupport"]),
+    .testTarget(name: "RevueLiveKitTests", dependencies: ["RevueLiveKit", "RevueSDK", "RevueTestSupport"]),
     .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
