@@ -53,16 +53,24 @@ let package = Package(
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
     .executableTarget(name: "revue-fuzz", dependencies: ["RevueFuzzTargets"], path: "Fuzz/Main"),
     .target(name: "RevueTestSupport", dependencies: ["GStreamer", "RevueTSanSupport"], path: "Tests/RevueTestSupport"),
+    // Virtual cameras and a frame-awaiting renderer for the tests of the SDK and of its faces.
+    .target(
+      name: "RevueSDKTestSupport", dependencies: ["RevueSDK", "RevueTestSupport"], path: "Tests/RevueSDKTestSupport"),
     // Under `swift test --sanitize=thread` only: tells ThreadSanitizer about Mutex's contended path.
     .target(name: "RevueTSanSupport", path: "Tests/RevueTSanSupport"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
     // Xlib, for the tests that play an application hosting a video view in its own window.
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
-    .testTarget(name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11"]),
+    .testTarget(
+      name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
-    .testTarget(name: "RevueVideoSDKTests", dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport"]),
-    .testTarget(name: "RevueSoraTests", dependencies: ["RevueSora", "RevueSDK", "RevueTestSupport"]),
-    .testTarget(name: "RevueLiveKitTests", dependencies: ["RevueLiveKit", "RevueSDK", "RevueTestSupport"]),
+    .testTarget(
+      name: "RevueVideoSDKTests",
+      dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport", "RevueSDKTestSupport"]),
+    .testTarget(
+      name: "RevueSoraTests", dependencies: ["RevueSora", "RevueSDK", "RevueTestSupport", "RevueSDKTestSupport"]),
+    .testTarget(
+      name: "RevueLiveKitTests", dependencies: ["RevueLiveKit", "RevueSDK", "RevueTestSupport", "RevueSDKTestSupport"]),
     .testTarget(name: "FuzzTests", dependencies: ["RevueFuzzTargets", "RevueTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

@@ -62,13 +62,8 @@ public enum VideoSDK {
       throw VideoSDKError(.ERROR_VIDEO_SOURCE_INITIATION_FAILED, "RevueSDK made no camera capturer")
     }
     let events = capturer.events
-    do {
+    try await open("the camera \(device.name)", otherwise: .ERROR_VIDEO_SOURCE_INITIATION_FAILED) {
       try await capturer.startCapture()
-    } catch let error as DeviceError {
-      throw VideoSDKError(error)
-    } catch {
-      throw VideoSDKError(
-        .ERROR_VIDEO_SOURCE_INITIATION_FAILED, "the camera \(device.name) could not be opened: \(error)")
     }
     if let opened = capturer.device, opened != device {
       // RevueSDK opened another camera in its place (one listed earlier with the same position):
@@ -88,6 +83,20 @@ public enum VideoSDK {
     }
     OpenTracks.register(track, on: key)
     return track
+  }
+
+  /// Runs `start` (a capturer's start): a ``DeviceError`` becomes its VideoSDK error, any other
+  /// error one of code `otherwise`.
+  private static func open(
+    _ device: String, otherwise: VideoSDKError.Code, _ start: () async throws -> Void
+  ) async throws(VideoSDKError) {
+    do {
+      try await start()
+    } catch let error as DeviceError {
+      throw VideoSDKError(error)
+    } catch {
+      throw VideoSDKError(otherwise, "\(device) could not be opened: \(error)")
+    }
   }
 
   /// The camera of `id`, else the one for `facing`, else the other side's, else any colour camera.
@@ -148,12 +157,8 @@ public enum VideoSDK {
       throw VideoSDKError(.ERROR_MICROPHONE_IN_USE, "RevueSDK made no microphone capturer")
     }
     let events = capturer.events
-    do {
+    try await open("the microphone \(device.name)", otherwise: .ERROR_MICROPHONE_IN_USE) {
       try await capturer.startCapture()
-    } catch let error as DeviceError {
-      throw VideoSDKError(error)
-    } catch {
-      throw VideoSDKError(.ERROR_MICROPHONE_IN_USE, "the microphone \(device.name) could not be opened: \(error)")
     }
     let track = CustomStreamTrack(
       audioTrack: audioTrack, encoderConfig: .microphone(encoderConfig), noiseConfig: noiseConfig,

@@ -1,4 +1,5 @@
 import RevueLiveKit
+import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 
@@ -51,7 +52,7 @@ final class PassThrough: RevueSDK.VideoProcessor {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(device: devices[0]))
       let capturer = try #require(track.capturer as? CameraCapturer)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await capturer.startCapture()
       _ = try await frames.next("a 720p frame") { $0.dimensions == .h720_169 }
@@ -71,7 +72,7 @@ final class PassThrough: RevueSDK.VideoProcessor {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(device: devices[0]))
       let camera = try #require(track.capturer as? CameraCapturer)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       track.processor = PassThrough()
       try await camera.startCapture()
@@ -122,7 +123,7 @@ final class PassThrough: RevueSDK.VideoProcessor {
       // The camera of the type is the one that captures.
       let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(deviceType: .external))
       let capturer = try #require(track.capturer as? CameraCapturer)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await capturer.startCapture()
       #expect(capturer.device == usb)

@@ -1,4 +1,5 @@
 import RevueLiveKit
+import RevueSDKTestSupport
 import RevueTestSupport
 import Synchronization
 import Testing
@@ -49,7 +50,7 @@ final class HalvingProcessor: VideoProcessor {
       let track = LocalVideoTrack.createCameraTrack(
         options: CameraCaptureOptions(device: devices[0]), processor: processor)
       let capturer = try #require(track.capturer as? CameraCapturer)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await capturer.startCapture()
       let rendered = try await frames.next()
@@ -76,7 +77,7 @@ final class HalvingProcessor: VideoProcessor {
       let processor = HalvingProcessor()
       let track = LocalVideoTrack.createCameraTrack(
         options: CameraCaptureOptions(device: devices[0], dimensions: .h360_169), processor: processor)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await track.capturer?.startCapture()
       var rendered: [Int64] = []

@@ -1,4 +1,5 @@
 import RevueLiveKit
+import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 
@@ -61,7 +62,7 @@ class CustomProcessor: VideoProcessor {
       )
       let frontCapturer = try #require(frontCamera.capturer as? CameraCapturer)
       let backCapturer = try #require(backCamera.capturer as? CameraCapturer)
-      let (frontFrames, backFrames) = (Frames(), Frames())
+      let (frontFrames, backFrames) = (FrameStream(), FrameStream())
       frontCamera.add(videoRenderer: frontFrames)
       backCamera.add(videoRenderer: backFrames)
       try await frontCapturer.startCapture()
@@ -78,7 +79,7 @@ class CustomProcessor: VideoProcessor {
       let track = LocalVideoTrack.createCameraTrack(
         processor: processor
       )
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await track.capturer?.startCapture()
       _ = try await frames.next("a frame through the processor")
@@ -104,7 +105,7 @@ class CustomProcessor: VideoProcessor {
       let options = CameraCaptureOptions(position: .front)
       let track = LocalVideoTrack.createCameraTrack(options: options)
       let cameraCapturer = try #require(track.capturer as? CameraCapturer)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await cameraCapturer.startCapture()
       #expect(cameraCapturer.device?.position == .front)
@@ -151,7 +152,7 @@ class CustomProcessor: VideoProcessor {
       #expect(format != nil)
       let track = LocalVideoTrack.createCameraTrack(options: options)
       let capturer = try #require(track.capturer as? CameraCapturer)
-      let frames = Frames()
+      let frames = FrameStream()
       track.add(videoRenderer: frames)
       try await capturer.startCapture()
       #expect(capturer.format == format)

@@ -1,6 +1,7 @@
 import Foundation
 import RevueLab
 import RevueSDK
+import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import RevueSDK
+import RevueSDKTestSupport
 import RevueTestSupport
 import Synchronization
 import Testing
@@ -20,15 +21,7 @@ final class AudioStream: AudioRenderer {
 
   /// A virtual microphone of a fresh name, once the SDK lists it.
   static func microphone(_ signal: VirtualDevices.Signal = .sine(frequency: 440)) async throws -> CaptureDevice {
-    let events = CameraCapturer.deviceEvents
-    let id = VirtualDevices.addMicrophone(name: "Test Mic \(UInt32.random(in: 0..<UInt32.max))", signal: signal)
-    if let device = try await MicrophoneCapturer.captureDevices().first(where: { $0.id == id }) { return device }
-    return try await withDeadline(20, "the SDK to list the microphone \(id)") {
-      for await event in events {
-        if case .added(let device) = event, device.id == id { return device }
-      }
-      throw CancellationError()
-    }
+    try await TestCameras.addMicrophone(signal: signal)
   }
 
   @Test func noiseConfigRulesOfSeed002() {

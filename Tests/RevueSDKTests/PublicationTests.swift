@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import RevueSDK
+import RevueSDKTestSupport
 import RevueTestSupport
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import GStreamer
 import RevueLab
 import RevueSDK
+import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 

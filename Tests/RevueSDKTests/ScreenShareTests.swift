@@ -1,5 +1,6 @@
 import Foundation
 import RevueSDK
+import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import RevueSDKTestSupport
 import RevueTestSupport
 import Synchronization
 import Testing

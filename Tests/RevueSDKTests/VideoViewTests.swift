@@ -1,5 +1,6 @@
 import CX11
 import Foundation
+import RevueSDKTestSupport
 import RevueTestSupport
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 

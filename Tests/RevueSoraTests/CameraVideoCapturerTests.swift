@@ -1,4 +1,5 @@
 import Foundation
+import RevueSDKTestSupport
 import RevueSora
 import RevueTestSupport
 import Synchronization
@@ -7,58 +8,6 @@ import Testing
 /// Seed 003's `CameraVideoCapturer` against virtual cameras. Every capturer feeds one track, so
 /// the tests run one after another.
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraVideoCapturerTests {
-  /// A renderer whose frames a test awaits.
-  final class Frames: VideoRenderer {
-    let frames: AsyncStream<PixelBuffer>
-    private let continuation: AsyncStream<PixelBuffer>.Continuation
-    init() { (frames, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(4)) }
-    func render(pixelBuffer: PixelBuffer) { continuation.yield(pixelBuffer) }
-
-    /// The next frame that satisfies `condition`, within 20 seconds.
-    func next(
-      _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-      where condition: @escaping @Sendable (PixelBuffer) -> Bool = { _ in true }
-    ) async throws -> PixelBuffer {
-      let frames = frames
-      return try await withDeadline(20, what, sourceLocation: sourceLocation) {
-        for await frame in frames where condition(frame) { return frame }
-        throw CancellationError()
-      }
-    }
-  }
-
-  /// Adds virtual cameras of shipped profiles under fresh ids, runs `body`, removes them and
-  /// waits until they are no longer listed.
-  static func with(_ profiles: [String], _ body: ([CaptureDevice]) async throws -> Void) async throws {
-    var devices: [CaptureDevice] = []
-    for name in profiles {
-      var profile = try CameraProfile.named(name)
-      profile.profileName = "sora-\(name)-\(UInt32.random(in: 0..<UInt32.max))"
-      let events = CameraCapturer.deviceEvents
-      let id = VirtualDevices.addCamera(profile)
-      let device: CaptureDevice? = try await withDeadline(20, "the camera \(id) to be listed") {
-        if let listed = CameraVideoCapturer.devices.first(where: { $0.id == id }) { return listed }
-        for await event in events {
-          if case .added(let added) = event, added.id == id { return added }
-        }
-        return nil
-      }
-      devices.append(try #require(device))
-    }
-    defer {
-      for device in devices { VirtualDevices.remove(device.id) }
-    }
-    try await body(devices)
-    for device in devices {
-      let events = CameraCapturer.deviceEvents
-      VirtualDevices.remove(device.id)
-      guard CameraVideoCapturer.devices.contains(device) else { continue }
-      try await withDeadline(20, "the camera \(device.id) to go") {
-        for await event in events where event == .removed(device) { return }
-      }
-    }
-  }
-
   /// What an operation's completion handler got: nil, or the error's text.
   static func completion(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
@@ -84,7 +33,7 @@ import Testing
 
   /// Picks cameras by position among every camera of the process: it runs alone.
   @Test(.wholeProcess) func theStaticsFindTheCamerasAndTheirFormats() async throws {
-    try await Self.with(["laptop-integrated", "csi-camera-module"]) { devices in
+    try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let front = try #require(CameraVideoCapturer.front)
       #expect(CameraVideoCapturer.front === front, "the same capturer on every read")
       #expect(front.device == devices[0] && front.position == .front)
@@ -102,7 +51,7 @@ import Testing
 
   /// Seed 003's start, flip and stop, with the handlers; picks cameras by position: it runs alone.
   @Test(.wholeProcess) func startFlipAndStopKeepOneTrackGoing() async throws {
-    try await Self.with(["laptop-integrated", "csi-camera-module"]) { devices in
+    try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let front = try #require(CameraVideoCapturer.front)
       let back = try #require(CameraVideoCapturer.back)
       let events = Mutex<[String]>([])
@@ -112,7 +61,7 @@ import Testing
         CameraVideoCapturer.handlers.onStart = nil
         CameraVideoCapturer.handlers.onStop = nil
       }
-      let renderer = Frames()
+      let renderer = FrameStream()
       front.track.add(videoRenderer: renderer)
       #expect(front.track === back.track, "one track for every capturer")
       let format = try #require(CameraVideoCapturer.format(width: 640, height: 480, for: front.device))
@@ -169,7 +118,7 @@ import Testing
 
   /// A flip whose camera is busy keeps the camera that ran; picks cameras by position: it runs alone.
   @Test(.wholeProcess) func aFlipThatFailsKeepsTheCameraThatRan() async throws {
-    try await Self.with(["laptop-integrated", "csi-camera-module"]) { devices in
+    try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let front = try #require(CameraVideoCapturer.front)
       let format = try #require(CameraVideoCapturer.format(width: 1280, height: 720, for: front.device))
       try await Self.succeeds("the start") { done in
@@ -183,7 +132,7 @@ import Testing
       #expect(error != nil)
       #expect(CameraVideoCapturer.current === front && front.isRunning)
       #expect((front.track.capturer as? CameraCapturer)?.device == devices[0])
-      let renderer = Frames()
+      let renderer = FrameStream()
       front.track.add(videoRenderer: renderer)
       _ = try await renderer.next("a frame of the front camera after the failed flip")
       try await Self.succeeds("the stop") { done in front.stop(completionHandler: done) }
@@ -193,14 +142,14 @@ import Testing
   /// Change, restart and onCapture on a capturer made for a USB camera (no position: it runs
   /// beside other tests, on its own camera).
   @Test func changeRestartAndOnCapture() async throws {
-    try await Self.with(["usb-1080p-webcam"]) { devices in
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let capturer = CameraVideoCapturer(device: devices[0])
       #expect(capturer.position == .external)
       let notYet = try await Self.completion("a restart before a start") { done in
         capturer.restart(completionHandler: done)
       }
       #expect(notYet?.contains("before any start") == true)
-      let renderer = Frames()
+      let renderer = FrameStream()
       capturer.track.add(videoRenderer: renderer)
       let large = try #require(CameraVideoCapturer.format(width: 1280, height: 720, for: devices[0]))
       try await Self.succeeds("the start") { done in

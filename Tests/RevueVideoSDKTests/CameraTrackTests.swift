@@ -1,4 +1,5 @@
 import Foundation
+import RevueSDKTestSupport
 import RevueTestSupport
 import RevueVideoSDK
 import Synchronization
@@ -11,7 +12,7 @@ import Testing
 
   /// The seed's first example, as written (it picks the camera by side: it runs alone).
   @Test(.wholeProcess) func seedExampleMakesATrackWithItsSettings() async throws {
-    try await Devices.withCameras(["laptop-integrated"]) { devices in
+    try await TestCameras.with(["laptop-integrated"]) { devices in
       var made: CustomStreamTrack?
       do {
         let videoMediaTrack = try await VideoSDK.createCameraVideoTrack(
@@ -44,8 +45,8 @@ import Testing
   /// The seed's preview example: frames reach a renderer before any room; stop() ends the track
   /// and tells onEnded once, on the main actor, with nil.
   @MainActor @Test(.wholeProcess) func seedPreviewExampleShowsFramesAndEndsOnStop() async throws {
-    try await Devices.withCameras(["usb-1080p-webcam"]) { devices in
-      let previewView = PreviewRenderer()
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let previewView = FrameStream()
       var cameraTrack: CustomStreamTrack?
       let recorder = EndedRecorder()
 
@@ -82,7 +83,7 @@ import Testing
 
   /// Seed 002: "If a room is sending from the device, the device stays open".
   @MainActor @Test func stoppingAPublishedTrackLeavesItsCameraOpen() async throws {
-    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
       let track = try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
       let videoTrack = try #require(track.videoTrack)
       let room = Room()
@@ -95,7 +96,7 @@ import Testing
       #expect(track.isEnded)
       #expect(try await recorder.firstCall() == nil)
       #expect(videoTrack.capturer?.captureState == .capturing, "the room still sends from the camera")
-      let preview = PreviewRenderer()
+      let preview = FrameStream()
       videoTrack.add(videoRenderer: preview)
       _ = try await preview.next()
       // Released as seed 002 says: the room stops sending, then the camera is switched off.
@@ -107,14 +108,14 @@ import Testing
   }
 
   @Test func cameraIdWinsOverFacingMode() async throws {
-    try await Devices.withCameras(["laptop-integrated", "csi-camera-module"]) { devices in
+    try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let back = devices[1]
       let track = try await VideoSDK.createCameraVideoTrack(
         encoderConfig: .h480p_w640p, facingMode: .front, cameraId: back.id)
       #expect(track.device == back && track.cameraId == back.id)
       let capturer = try #require(track.videoTrack?.capturer as? CameraCapturer)
       #expect(capturer.device == back)
-      let renderer = PreviewRenderer()
+      let renderer = FrameStream()
       track.videoTrack?.add(videoRenderer: renderer)
       #expect(try await renderer.next().dimensions == Dimensions(width: 640, height: 480))
       track.stop()
@@ -123,13 +124,13 @@ import Testing
 
   /// Picks by side among every camera of the process: it runs alone.
   @Test(.wholeProcess) func facingModeFallsBackToTheOtherSide() async throws {
-    try await Devices.withCameras(["csi-camera-module"]) { devices in
+    try await TestCameras.with(["csi-camera-module"]) { devices in
       let track = try await VideoSDK.createCameraVideoTrack(facingMode: .front)
       #expect(track.device == devices[0] && track.device?.position == .back)
       #expect(track.facingMode == .front)  // as asked
       track.stop()
     }
-    try await Devices.withCameras(["laptop-integrated", "csi-camera-module"]) { devices in
+    try await TestCameras.with(["laptop-integrated", "csi-camera-module"]) { devices in
       let front = try await VideoSDK.createCameraVideoTrack(facingMode: .front)
       #expect(front.device == devices[0])
       front.stop()
@@ -140,7 +141,7 @@ import Testing
   }
 
   @Test func unknownCameraIdThrows3071() async throws {
-    try await Devices.withCameras(["usb-720p-webcam"]) { _ in
+    try await TestCameras.with(["usb-720p-webcam"]) { _ in
       await expectVideoSDKError(3071, "ERROR_INVALID_CUSTOM_TRACK_CONFIG") { () throws(VideoSDKError) in
         try await VideoSDK.createCameraVideoTrack(cameraId: "no-such-camera")
       }
@@ -148,7 +149,7 @@ import Testing
   }
 
   @Test func busyCameraThrows3023() async throws {
-    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
       VirtualDevices.setBusy(devices[0].id, true)
       defer { VirtualDevices.setBusy(devices[0].id, false) }
       await expectVideoSDKError(3023, "ERROR_CAMERA_IN_USE") { () throws(VideoSDKError) in
@@ -160,7 +161,7 @@ import Testing
   /// RevueSDK would open any other camera of the process in place of one that refuses access (and
   /// the face then reports it busy): it runs alone, with one camera.
   @Test(.wholeProcess) func cameraThatRefusesAccessThrows3017AndOneThatStallsThrows3026() async throws {
-    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
       VirtualDevices.setDenied(devices[0].id, true)
       await expectVideoSDKError(3017, "ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
         try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
@@ -188,7 +189,7 @@ import Testing
   }
 
   @MainActor @Test func unplugAfterCreationEndsTheTrackWithAnError() async throws {
-    let device = try await Devices.addCamera("usb-720p-webcam")
+    let device = try await TestCameras.add("usb-720p-webcam")
     let track = try await VideoSDK.createCameraVideoTrack(cameraId: device.id)
     let recorder = EndedRecorder()
     track.onEnded = recorder.handler
@@ -197,12 +198,12 @@ import Testing
     #expect(error.code == 3021 && error.name == "ERROR_CAMERA_NOT_FOUND")
     #expect(track.isEnded && track.error == error)
     #expect((track.videoTrack?.capturer as? CameraCapturer)?.device == nil)
-    try await Devices.remove([device])
+    try await TestCameras.remove([device])
   }
 
   /// Closing the device another way (as a room's disableCam() would) ends the track without an error.
   @MainActor @Test func stoppingTheCapturerEndsTheTrackWithoutAnError() async throws {
-    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
       let track = try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
       let recorder = EndedRecorder()
       track.onEnded = recorder.handler
@@ -213,7 +214,7 @@ import Testing
   }
 
   @MainActor @Test func aNewerTrackForTheSameCameraEndsTheOlderOne() async throws {
-    try await Devices.withCameras(["usb-720p-webcam"]) { devices in
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
       let older = try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
       let recorder = EndedRecorder()
       older.onEnded = recorder.handler
@@ -221,7 +222,7 @@ import Testing
       #expect(older.isEnded && !newer.isEnded)
       #expect(try await recorder.firstCall() == nil)
       #expect((older.videoTrack?.capturer as? CameraCapturer)?.device == nil)
-      let renderer = PreviewRenderer()
+      let renderer = FrameStream()
       newer.videoTrack?.add(videoRenderer: renderer)
       #expect(try await renderer.next().dimensions == Dimensions(width: 640, height: 360))
       newer.stop()

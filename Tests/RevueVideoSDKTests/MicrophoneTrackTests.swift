@@ -1,4 +1,5 @@
 import Foundation
+import RevueSDKTestSupport
 import RevueTestSupport
 import RevueVideoSDK
 import Synchronization
@@ -23,6 +24,7 @@ final class AudioBuffers: AudioRenderer {
   /// The seed's example, as written (it takes the first microphone: it runs alone).
   @Test(.wholeProcess) func seedExampleOpensTheMicrophoneWithItsNoiseConfig() async throws {
     try await Devices.withMicrophone { device in
+      try await TestCameras.waitUntilAlone(device)
       var made: CustomStreamTrack?
       do {
         let audioMediaTrack = try await VideoSDK.createMicrophoneAudioTrack(
@@ -81,7 +83,7 @@ final class AudioBuffers: AudioRenderer {
   }
 
   @Test func microphoneThatRefusesAccessThrows3018() async throws {
-    let device = try await Devices.addMicrophone()
+    let device = try await TestCameras.addMicrophone("VideoSDK Mic")
     defer { VirtualDevices.remove(device.id) }
     VirtualDevices.setDenied(device.id, true)
     await expectVideoSDKError(3018, "ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
