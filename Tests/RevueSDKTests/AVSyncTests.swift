@@ -70,6 +70,7 @@ import Testing
       try await recording.finish()
       try await capturer.stopCapture()
       try await audio.capturer!.stopCapture()
+      VirtualDevices.remove((audio.capturer as? MicrophoneCapturer)?.options.device?.id ?? "")
       await room.disconnect()
       let onsets = try await SyncJudge.onsets(in: file)
       // rtpbin lines the streams up once both sent a report: judge the flashes after that.
@@ -95,6 +96,7 @@ import Testing
       try await recording.finish()
       try await capturer.stopCapture()
       try await audio.capturer!.stopCapture()
+      VirtualDevices.remove((audio.capturer as? MicrophoneCapturer)?.options.device?.id ?? "")
       await room.disconnect()
       let onsets = try await SyncJudge.onsets(in: file)
       let start = try #require(onsets.flashes.first, "beeps \(onsets.beeps)")
@@ -120,6 +122,7 @@ import Testing
       #expect(abs(skew) <= 10)
       try await capturer.stopCapture()
       try await audio.capturer!.stopCapture()
+      VirtualDevices.remove((audio.capturer as? MicrophoneCapturer)?.options.device?.id ?? "")
       await room.disconnect()
       await receiving.disconnect()
     }

@@ -53,7 +53,8 @@ import Testing
       try await microphone.capturer?.stopCapture()
       await room.disconnect()
       await receiving.disconnect()
-      VirtualDevices.remove(microphone.capturer.flatMap { ($0 as? MicrophoneCapturer)?.device?.id } ?? "")
+      // The options' device: the capturer's own is nil once it stopped.
+      VirtualDevices.remove((microphone.capturer as? MicrophoneCapturer)?.options.device?.id ?? "")
     }
   }
 

@@ -188,6 +188,7 @@ import Testing
       let (sending, capturer, _) = try await Self.publish(
         to: URL(string: "srtp://127.0.0.1:\(port)?\(Self.query(key))")!, camera: devices[0])
       let microphone = try await VirtualDevices.microphone(name: "SRTP \(port)", signal: .sync)
+      defer { VirtualDevices.remove(microphone.id) }
       let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
       try await audio.capturer!.startCapture()
       _ = try await sending.localParticipant!.publish(audioTrack: audio)
