@@ -140,7 +140,9 @@ import Testing
     curve.capped = false
     let lifted = ContinuousClock.now
     let liftedSecond = Double(curve.count)
-    let climbed = try? await withDeadline(12, "the target above 1.2 Mb/s") {
+    // Under a sanitizer the encoder lags the target, and the climb with it (10.1 s once under ASan).
+    let climbBound = Duration.seconds(10) * TestEnvironment.timingAllowance
+    let climbed = try? await withDeadline(12 * TestEnvironment.timingAllowance, "the target above 1.2 Mb/s") {
       await whenTarget(lifted) { $0 > 1_200_000 }
     }
     // Two seconds more of the curve, at the ceiling.
@@ -159,7 +161,7 @@ import Testing
 
     #expect(converged.map { $0 <= .seconds(5) } == true)
     #expect(fps >= 25 / TestEnvironment.timingAllowance, "\(samples)")
-    #expect(climbed.map { $0 <= .seconds(10) } == true, "\(samples)")
+    #expect(climbed.map { $0 <= climbBound } == true, "\(samples)")
     #expect(publication.state == .running && remote.videoTrack!.state == .running)
 
     try await capturer.stopCapture()
