@@ -122,6 +122,14 @@ public class Element: Object, @unchecked Sendable {
     return (State(current), State(pending))
   }
 
+  /// The state the element is in now, not waiting for a change under way (`GST_STATE`); an
+  /// element is `.playing` only once its base time is set, so its running time is valid.
+  public var currentState: State {
+    var current = GST_STATE_VOID_PENDING
+    _ = gst_element_get_state(elementPointer, &current, nil, 0)
+    return State(current)
+  }
+
   /// Changes state and waits until the change has completed (sinks prerolled), up to `timeout`.
   ///
   /// The wait happens on a GStreamer-free dispatch queue, never on the cooperative thread pool.
