@@ -46,15 +46,24 @@ import Testing
         try Subprocess(
           URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"),
           [
-            "-q", "rtspsrc", "location=\(url)", "protocols=udp", "port-range=\(port)-\(port + 3)", "!", depay, "!",
+            "rtspsrc", "location=\(url)", "protocols=udp", "port-range=\(port)-\(port + 3)", "!", depay, "!",
             "fakesink", "num-buffers=30",
           ].flatMap { $0.split(separator: " ").map(String.init) }),
       ]
       for client in clients {
         let exit = try await client.exit(within: 30)
-        #expect(exit.status == 0, "\(client.command): \(exit.error.suffix(600))")
         if client.command.contains("ffmpeg") {
+          #expect(exit.status == 0, "\(client.command): \(exit.error.suffix(600))")
           #expect(exit.error.contains("frame=   30"), "ffmpeg decoded 30 frames: \(exit.error.suffix(600))")
+        } else {
+          // The sink's 30th buffer ends the pipeline (EOS). rtspsrc 1.22 may then fail its own
+          // PAUSE: it flushes its connection to wake its receiving thread while that thread is
+          // already sending the PAUSE ("connection flush busy PAUSE" in its log, then "Could not
+          // send message"), a race inside rtspsrc: 2 of 15 runs under load.
+          #expect(exit.output.contains("Got EOS from element"), "\(client.command): \(exit.error.suffix(600))")
+          #expect(
+            exit.status == 0 || exit.error.contains("Could not send message"),
+            "\(client.command): \(exit.error.suffix(600))")
         }
       }
       let statistics = broadcast.statistics
