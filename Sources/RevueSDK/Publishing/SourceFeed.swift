@@ -10,7 +10,7 @@ import Synchronization
 /// before their base time, and a buffer stamped between the two got the clock's whole time as
 /// its running time (hours: the time since boot), so a clock-synced sink downstream waited for
 /// it for hours and the media sent nothing more. gst-rtsp-server's UDP sink shares the
-/// streaming thread of its TCP clients: 1 RTSP client in about 300 got nothing, its media
+/// streaming thread of its TCP clients: 6 RTSP clients in 2,276 got nothing, each media
 /// stuck in `gst_base_sink_wait_clock` after its first packet.
 final class SourceFeed: VideoRenderer, AudioRenderer {
   private struct State {
