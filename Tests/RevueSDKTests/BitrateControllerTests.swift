@@ -425,7 +425,7 @@ import Testing
       videoTrack: LocalVideoTrack.createBufferTrack(),
       options: VideoPublishOptions(encoding: encoding, adaptiveBitrate: false))
     #expect(fixed.statistics.targetBitrate == nil && fixed.statistics.targetBitrateReason == nil)
-    #expect(fixed.sender.streams.allSatisfy { $0.adaptation == nil })
+    #expect(fixed.sender!.streams.allSatisfy { $0.adaptation == nil })
     let audio = try await participant.publish(audioTrack: LocalAudioTrack.createBufferTrack())
     #expect(audio.statistics.targetBitrate == nil && audio.statistics.targetBitrateReason == nil)
     await room.disconnect()

@@ -120,7 +120,7 @@ import Testing
     try await TestCameras.with(["csi-camera-module"]) { cameras in
       let node = try await Node.start(camera: cameras[0])
       let events = node.video.events
-      try Self.element("encoder", of: node.video.sender.pipeline.pipeline).postError("injected encoder failure")
+      try Self.element("encoder", of: node.video.sender!.pipeline.pipeline).postError("injected encoder failure")
       let fault = try await Self.failure(events, "the video publication's failure")
       #expect(fault.elementName == "encoder" && fault.message == "injected encoder failure")
       #expect(node.video.state == .failed(fault))
@@ -139,7 +139,7 @@ import Testing
     try await TestCameras.with(["csi-camera-module"]) { cameras in
       let node = try await Node.start(camera: cameras[0])
       let events = node.audio.events
-      try Self.element("rtpout0", of: node.audio.sender.pipeline.pipeline).postError("injected socket failure")
+      try Self.element("rtpout0", of: node.audio.sender!.pipeline.pipeline).postError("injected socket failure")
       let fault = try await Self.failure(events, "the audio publication's failure")
       #expect(fault.elementName == "rtpout0")
       #expect(node.video.state == .running)

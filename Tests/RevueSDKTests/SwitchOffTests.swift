@@ -15,7 +15,7 @@ import Testing
   /// Counts the buffers of each size that leave a sender's `appsrc`.
   private static func watchSender(_ publication: LocalTrackPublication) throws -> Locked<[Int]> {
     let sizes = Locked<[Int]>([])
-    let source = try #require(publication.sender.pipeline.pipeline.element(named: "source")?.staticPad("src"))
+    let source = try #require(publication.sender!.pipeline.pipeline.element(named: "source")?.staticPad("src"))
     source.addProbe(.buffer) { _, info in
       if let size = info.buffer?.size { sizes.value.withLock { $0.append(size) } }
       return .ok

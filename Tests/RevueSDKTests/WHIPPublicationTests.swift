@@ -69,6 +69,60 @@ import Testing
     await endpoint.stop()
   }
 
+  /// `Room.connect(to: whip+http://…)`: the participant's camera and microphone, each published
+  /// in a session of its own, decoded by aiortc; unpublishing deletes each session; a wrong
+  /// token is the endpoint's 401, and the room keeps no publication of it.
+  @Test func aRoomPublishesItsTracksToAWHIPEndpoint() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
+    let microphone = try await MicrophoneTests.microphone()
+    defer { VirtualDevices.remove(microphone.id) }
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: microphone))
+      try await audio.capturer?.startCapture()
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+
+      try await room.connect(to: url, options: Room.ConnectOptions(token: "wrong", timeout: .seconds(3)))
+      do {
+        _ = try await participant.publish(videoTrack: track)
+        Issue.record("published with a wrong token")
+      } catch let error as RevueError {
+        #expect(error.kind == .network && "\(error)".contains("answered 401"), "\(error)")
+      }
+      #expect(room.publications.isEmpty)
+      #expect(track.renderers.all.isEmpty, "the refused publication let go of the track")
+
+      try await room.connect(to: url, options: Room.ConnectOptions(token: "s3cret"))
+      let video = try await participant.publish(videoTrack: track, options: VideoPublishOptions(preferredCodec: .h264))
+      let sound = try await participant.publish(audioTrack: audio)
+      #expect(room.publications.map(\.sid) == [video.sid, sound.sid])
+      #expect(video.codec == .h264 && video.ports.isEmpty && sound.audioEncoding != nil)
+      try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
+        let lines = output.split(separator: "\n")
+        return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
+      }
+      let sent = video.statistics
+      #expect(
+        sent.framesEncoded >= 30 && sent.keyframes >= 1 && sent.packetsSent >= 30 && sent.bytesSent > 0, "\(sent)")
+      #expect(sound.statistics.packetsSent > 0)
+      #expect(!room.sdp.contains("m="), "a WHIP room's SDP has no media: its endpoint is what receivers open")
+
+      await participant.unpublish(publication: video)
+      #expect(video.state == .stopped && room.publications.map(\.sid) == [sound.sid])
+      #expect(track.renderers.all.isEmpty, "the publication let go of the camera")
+      await room.disconnect()
+      #expect(sound.state == .stopped && room.publications.isEmpty)
+      #expect(audio.renderers.all.isEmpty, "the publication let go of the microphone")
+      try await endpoint.waitForOutput(within: 10, for: "two sessions deleted") { output in
+        output.split(separator: "\n").filter { $0.hasPrefix("deleted session ") }.count == 2
+      }
+      try await audio.capturer?.stopCapture()
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
   /// Janus's VideoRoom through a WHIP front end: a subscriber of the room decodes the frames.
   @Test func janusVideoRoomTakesThePublication() async throws {
     let janus = try await Janus.start(plugins: ["videoroom"])

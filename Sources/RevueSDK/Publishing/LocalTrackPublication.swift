@@ -2,7 +2,8 @@ import Foundation
 import GStreamer
 import Synchronization
 
-/// A local track sent to the room's destination: its RTP/RTCP ports, codec and statistics.
+/// A local track sent to the room's destination: its codec, statistics and, over RTP, its
+/// RTP/RTCP ports; to a WHIP endpoint, its own WebRTC session.
 public final class LocalTrackPublication: Sendable {
   /// What a publication has sent.
   public struct Statistics: Sendable, Hashable {
@@ -83,20 +84,33 @@ public final class LocalTrackPublication: Sendable {
     if case .audio(let encoding, _) = media { return encoding }
     return nil
   }
-  /// The destination's RTP port of the first stream (RTCP is the next one).
-  public var port: Int { sender.streams[0].port }
-  /// The destination's RTP ports of every stream, as ``layers``.
-  public var ports: [Int] { sender.streams.map(\.port) }
-  /// The RTP synchronization source of the first stream.
-  public var ssrc: UInt32 { sender.streams[0].ssrc }
-  /// The synchronization sources of every stream, as ``layers``.
-  public var ssrcs: [UInt32] { sender.streams.map(\.ssrc) }
-  /// The local port the first stream sends RTCP from and takes receiver reports on.
-  public var localRTCPPort: Int { sender.streams[0].rtcpPort }
+  /// The destination's RTP port of the first stream (RTCP is the next one); 0 for a WHIP
+  /// publication, whose ports ICE chooses.
+  public var port: Int { sender?.streams[0].port ?? 0 }
+  /// The destination's RTP ports of every stream, as ``layers`` (none for WHIP).
+  public var ports: [Int] { sender?.streams.map(\.port) ?? [] }
+  /// The RTP synchronization source of the first stream (0 for WHIP: `webrtcbin`'s own).
+  public var ssrc: UInt32 { sender?.streams[0].ssrc ?? 0 }
+  /// The synchronization sources of every stream, as ``layers`` (none for WHIP).
+  public var ssrcs: [UInt32] { sender?.streams.map(\.ssrc) ?? [] }
+  /// The local port the first stream sends RTCP from and takes receiver reports on (0 for WHIP).
+  public var localRTCPPort: Int { sender?.streams[0].rtcpPort ?? 0 }
   /// The RTP payload type.
-  public var payloadType: Int { sender.payloadType }
+  public var payloadType: Int { sender?.payloadType ?? (codec == nil ? 111 : 96) }
 
-  let sender: RTPSender
+  /// Where the packets go.
+  enum Transport: Sendable {
+    /// RTP and RTCP to the room's host, on port pairs of their own.
+    case rtp(RTPSender)
+    /// A WebRTC session of a WHIP endpoint, for this track alone.
+    case whip(WHIPPublication)
+  }
+  let transport: Transport
+  /// The RTP sender; nil for WHIP.
+  var sender: RTPSender? {
+    if case .rtp(let sender) = transport { return sender }
+    return nil
+  }
   private let status: StreamStatus
   /// Bytes and time at the previous read of the statistics, by stream (nil: all of them).
   private let created = ContinuousClock.now
@@ -119,9 +133,10 @@ public final class LocalTrackPublication: Sendable {
     }
     status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
-    sender = try RTPSender(
+    let sender = try RTPSender(
       name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
       recovery: recovery, srtp: srtp, countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
+    transport = .rtp(sender)
     relay.target = self
     track.attach(sender)
   }
@@ -138,11 +153,21 @@ public final class LocalTrackPublication: Sendable {
       + " packet-loss-percentage=10 dtx=\(dtx) frame-size=20 ! rtpopuspay"
     status = StreamStatus(name: "the opus publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
-    sender = try RTPSender(
+    let sender = try RTPSender(
       name: "opus", streams: [RTPSender.Stream(chain: chain, port: port)], payloadType: 111, host: host, srtp: srtp,
       onFault: Self.faultHandler(status, relay))
+    transport = .rtp(sender)
     relay.target = self
     track.attach(sender)
+  }
+
+  /// A publication of `track` in a WHIP session of its own, which sends `media`.
+  init(whip: WHIPPublication, track: Track, media: Media) {
+    sid = Self.newSID()
+    self.track = track
+    self.media = media
+    status = whip.status
+    transport = .whip(whip)
   }
 
   /// Whether publications made from now on measure ``Statistics/bytesCopiedToEncoder``: off by
@@ -228,6 +253,7 @@ public final class LocalTrackPublication: Sendable {
   /// full-size stream's, packets, bytes, bitrate and target bitrate are added up over every
   /// stream, and the RTCP fields and the target's reason are the full-size stream's.
   public var statistics: Statistics {
+    guard let sender else { return statistics(layer: 0)! }
     let all = sender.streams.indices.map(sender.statistics)
     var total = all[0]
     total.packetsSent = all.map(\.packetsSent).reduce(0, +)
@@ -251,6 +277,14 @@ public final class LocalTrackPublication: Sendable {
   /// The counters of one stream (an index of ``layers``), and its bitrate since the previous
   /// read of this layer's statistics.
   public func statistics(layer: Int) -> Statistics? {
+    guard case .rtp(let sender) = transport else {
+      guard layer == 0, case .whip(let whip) = transport else { return nil }
+      let sent = whip.statistics
+      var counters = RTPSender.Counters()
+      (counters.framesEncoded, counters.keyframes) = (sent.framesEncoded, sent.keyframes)
+      (counters.packetsSent, counters.bytesSent) = (sent.packetsSent, sent.bytesSent)
+      return statistics(counters, key: 0)
+    }
     guard sender.streams.indices.contains(layer) else { return nil }
     var statistics = statistics(sender.statistics(layer), key: layer)
     if let state = sender.streams[layer].adaptation?.state {
@@ -272,7 +306,11 @@ public final class LocalTrackPublication: Sendable {
 
   /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now
   /// on is about, as it arrives; read ``statistics(layer:)`` for what it said.
-  public func receiverReports() -> AsyncStream<Int> { sender.reports.subscribe(bufferingPolicy: .bufferingNewest(8)) }
+  /// Over WHIP the reports stay in `webrtcbin`, and the stream ends at once.
+  public func receiverReports() -> AsyncStream<Int> {
+    guard let sender else { return AsyncStream { $0.finish() } }
+    return sender.reports.subscribe(bufferingPolicy: .bufferingNewest(8))
+  }
 
   private func statistics(_ counters: RTPSender.Counters, key: Int?) -> Statistics {
     let now = ContinuousClock.now
@@ -293,15 +331,23 @@ public final class LocalTrackPublication: Sendable {
       keyframeRequestsHonoured: counters.keyframeRequests.honoured)
   }
 
-  /// Stops sending.
-  func stop() {
-    detach()
-    sender.stop()
-    status.stopped()
+  /// Stops sending; returns, for a WHIP publication, the task that tells the endpoint.
+  @discardableResult
+  func stop() -> Task<Void, Never>? {
+    switch transport {
+    case .rtp(let sender):
+      detach()
+      sender.stop()
+      status.stopped()
+      return nil
+    case .whip(let whip):
+      return whip.stopSending()
+    }
   }
 
   /// Stops the track feeding the sender.
   private func detach() {
+    guard let sender else { return }
     (track as? LocalVideoTrack)?.detach(sender)
     (track as? LocalAudioTrack)?.detach(sender)
   }
@@ -310,7 +356,9 @@ public final class LocalTrackPublication: Sendable {
   /// simulcast layers are marked `a=content:alt` (RFC 4796) and carry their size in
   /// `a=imageattr` (RFC 6236), so a player takes the full size first. With SRTP the profile is
   /// `RTP/SAVPF` and each section carries the key in `a=crypto` (SDES, RFC 4568).
+  /// A WHIP publication has none: its endpoint is what receivers open.
   func sdpMedia() -> [String] {
+    guard let sender else { return [] }
     let profile = sender.srtp == nil ? "RTP/AVPF" : "RTP/SAVPF"
     return sender.streams.enumerated().map { index, stream in
       var lines: [String]

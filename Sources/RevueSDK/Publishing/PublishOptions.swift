@@ -175,9 +175,11 @@ public struct VideoPublishOptions: Sendable, Hashable {
   /// size, SSRC and port pair (seed 002's `multiStream`, LiveKit's simulcast).
   ///
   /// nil (the default) decides by destination, as API.md says: off for the `rtp://` and
-  /// `srtp://` rooms RevueSDK has, which are point-to-point (no forwarder chooses between layers,
-  /// and each layer costs an encoder); on for a room that publishes to an SFU, which RevueSDK does
-  /// not have yet (WHIP is ``WHIPPublication``, one layer). The VideoSDK face passes seed 002's
+  /// `srtp://` rooms, which are point-to-point (no forwarder chooses between layers, and each
+  /// layer costs an encoder); it should be on for a room that publishes to an SFU (`whip+https://`),
+  /// but a WHIP publication sends one stream: GStreamer 1.22's `webrtcbin` sends no simulcast,
+  /// so a room connected to WHIP sends the full size alone, whatever this says (logged when
+  /// true). The VideoSDK face passes seed 002's
   /// `multiStream` (true by default). Layers follow LiveKit's rule: three when the longer side is
   /// at least 960, two from 480, none below.
   public var simulcast: Bool?
@@ -223,7 +225,7 @@ public struct VideoPublishOptions: Sendable, Hashable {
   public func layers(for dimensions: Dimensions) -> [VideoParameters] {
     let full = VideoParameters(
       dimensions: dimensions, encoding: encoding ?? .forDimensions(dimensions, mode: bitrateMode))
-    // By destination: every destination of a room is point-to-point RTP for now.
+    // By destination: off for point-to-point RTP; WHIP sends one stream in any case.
     guard simulcast == true else { return [full] }
     let presets =
       (simulcastLayers.isEmpty

@@ -25,8 +25,17 @@ public final class WHIPPublication: Sendable {
   public struct Statistics: Sendable, Hashable {
     /// Frames the video track gave to the encoder.
     public var framesSent: Int
+    /// Frames the video encoder made (none without video).
+    public var framesEncoded = 0
+    /// Of those, keyframes.
+    public var keyframes = 0
     /// Audio buffers the audio track gave to its encoder (none without one).
     public var audioBuffersSent: Int
+    /// RTP packets the payloaders gave to the connection, video and audio (before SRTP, without
+    /// the retransmissions `webrtcbin` answers NACKs with).
+    public var packetsSent = 0
+    /// The bytes of those packets, RTP headers included.
+    public var bytesSent = 0
     /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
     /// `closed` once the path or the endpoint went away.
     public var connectionState: String
@@ -40,7 +49,7 @@ public final class WHIPPublication: Sendable {
   public let codec: VideoCodec
 
   private let session: Session
-  private let status: StreamStatus
+  let status: StreamStatus
 
   /// Publishes `track` (and `audio`) to the WHIP endpoint at `url` and returns once the media
   /// flows.
@@ -58,17 +67,28 @@ public final class WHIPPublication: Sendable {
   ///   endpoint that cannot be reached or answers anything but `201` with an SDP answer, or a
   ///   connection that does not come up within `timeout` (the session is then deleted);
   ///   `.gstreamer` when the sender cannot start. Nothing is left running then.
-  public init(
+  public convenience init(
     publishing track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to url: URL, token: String? = nil,
     codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, audioEncoding: AudioEncoding = .presetMusic,
     timeout: Duration = .seconds(10)
   ) async throws(RevueError) {
+    try await self.init(
+      video: (track, encoding), audio: audio.map { ($0, audioEncoding) }, codec: codec, to: url, token: token,
+      timeout: timeout)
+  }
+
+  /// Publishes a video track, an audio track or both (at least one) to the WHIP endpoint at
+  /// `url`, as the public initializer says.
+  init(
+    video: (LocalVideoTrack, VideoEncoding?)?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
+    to url: URL, token: String?, timeout: Duration
+  ) async throws(RevueError) {
     endpoint = try Self.httpURL(url)
     self.codec = codec
-    let status = StreamStatus(name: "the WHIP publication of \(track.name)")
+    let name = [video?.0.name, audio?.0.name].compactMap { $0 }.joined(separator: " and ")
+    let status = StreamStatus(name: "the WHIP publication of \(name)")
     self.status = status
-    let session = try Session(
-      track: track, audio: audio.map { ($0, audioEncoding) }, codec: codec, encoding: encoding, status: status)
+    let session = try Session(video: video, audio: audio, codec: codec, status: status)
     do {
       let offer = try await session.offer(timeout: timeout)
       let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
@@ -95,16 +115,26 @@ public final class WHIPPublication: Sendable {
 
   /// What the publication has done so far.
   public var statistics: Statistics {
-    Statistics(
-      framesSent: session.feed.framesSent, audioBuffersSent: session.audioFeed.framesSent,
+    let counted = session.counters.value.withLock { $0 }
+    return Statistics(
+      framesSent: session.feed.framesSent, framesEncoded: counted.frames, keyframes: counted.keyframes,
+      audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packets, bytesSent: counted.bytes,
       connectionState: session.webrtc.connectionState)
   }
 
   /// Ends the session: the endpoint is told (`DELETE` of ``resource``, waited for up to 5 s),
-  /// the connection closes and the encoder stops; the track goes on.
+  /// the connection closes and the encoder stops; the tracks go on.
   public func stop() async {
-    await session.end()
+    await stopSending()?.value
+  }
+
+  /// Stops sending at once and tells the endpoint in the task returned (nil when it was told
+  /// already): for callers that cannot wait.
+  @discardableResult
+  func stopSending() -> Task<Void, Never>? {
+    let deletion = session.close()
     status.stopped()
+    return deletion.map { resource, token in Task { await WHIPExchange.delete(resource, token: token) } }
   }
 
   /// `http(s)://…` for `whip+http(s)://…` and `http(s)://…`.
@@ -121,67 +151,101 @@ public final class WHIPPublication: Sendable {
 
   /// The sender: the tracks' frames and audio, encoded, into `webrtcbin`.
   private final class Session: Sendable {
+    /// What the encoders and payloaders made.
+    struct Counters: Sendable {
+      var frames = 0
+      var keyframes = 0
+      var packets = 0
+      var bytes = 0
+    }
+
     let pipeline: MediaPipeline
     let webrtc: WebRTCBin
     let feed = SourceFeed()
     let audioFeed = SourceFeed()
-    let track: LocalVideoTrack
+    let track: LocalVideoTrack?
     let audio: LocalAudioTrack?
+    let counters = Locked(Counters())
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
-    /// Where the offer's caps are known: the payloaders' outputs.
-    private let payloaderOutputs: [Pad]
+    /// Where the offer's caps are known: the payloaders' outputs, video first.
+    private let payloaderOutputs: [(kind: String, pad: Pad)]
 
     init(
-      track: LocalVideoTrack, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec, encoding: VideoEncoding?,
+      video: (LocalVideoTrack, VideoEncoding?)?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
       status: StreamStatus
     ) throws(RevueError) {
-      self.track = track
+      track = video?.0
       self.audio = audio?.0
-      let size = track.capturer?.dimensions ?? .h720_169
-      let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
-      // Feedback the encoder answers, announced in the offer from the caps.
-      let rtp =
-        "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
-        + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
       pipeline = MediaPipeline(name: "whip-sender") { fault in status.report(fault) }
+      var outputs: [(String, Pad)] = []
       do {
-        let sender = try Bin(
-          parsing:
-            "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
-            + " ! \(LocalTrackPublication.videoChain(codec, layer, scaled: false)) ! capsfilter name=rtp caps=\"\(rtp)\""
-        )
         webrtc = try WebRTCBin(name: "webrtc")
-        try pipeline.pipeline.add(sender, webrtc.element)
-        _ = try sender.link(webrtc.element)
-        var senders = [sender]
+        try pipeline.pipeline.add(webrtc.element)
+        if let (track, encoding) = video {
+          let size = track.capturer?.dimensions ?? .h720_169
+          let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
+          // Feedback the encoder answers, announced in the offer from the caps.
+          let rtp =
+            "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
+            + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
+          let (sender, output) = try Self.addSender(
+            "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
+              + " ! \(LocalTrackPublication.videoChain(codec, layer, scaled: false)) ! capsfilter name=rtp caps=\"\(rtp)\"",
+            to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
+          outputs.append(("video", output))
+          let counters = counters
+          sender.element(named: "encoder")?.staticPad("src")?.addProbe(.buffer) { _, info in
+            let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
+            counters.value.withLock { counters in
+              counters.frames += 1
+              if isKey { counters.keyframes += 1 }
+            }
+            return .ok
+          }
+        }
         if let (_, encoding) = audio {
           let opus =
             "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
-          let audioSender = try Bin(
-            parsing:
-              "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=8 leaky-type=downstream"
+          let (_, output) = try Self.addSender(
+            "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=8 leaky-type=downstream"
               + " ! audioconvert ! audioresample ! opusenc bitrate=\(encoding.maxBitrate) inband-fec=true frame-size=20"
-              + " ! rtpopuspay ! capsfilter name=rtp caps=\"\(opus)\"")
-          try pipeline.pipeline.add(audioSender)
-          _ = try audioSender.link(webrtc.element)
-          audioFeed.attach(try audioSender.element(named: "source", as: AppSrc.self))
-          senders.append(audioSender)
+              + " ! rtpopuspay ! capsfilter name=rtp caps=\"\(opus)\"",
+            to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)
+          outputs.append(("audio", output))
         }
-        payloaderOutputs = try senders.map { sender throws(GStreamerError) in
-          guard let output = sender.element(named: "rtp")?.staticPad("src") else {
-            throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
-          }
-          return output
-        }
-        feed.attach(try sender.element(named: "source", as: AppSrc.self))
         try pipeline.play()
       } catch {
         pipeline.stop()
         throw RevueError(.gstreamer, "cannot start the WHIP sender", underlying: error)
       }
-      track.add(videoRenderer: feed)
+      payloaderOutputs = outputs
+      track?.add(videoRenderer: feed)
       audio?.0.add(audioRenderer: audioFeed)
+    }
+
+    /// Adds the sender `description` makes (an appsrc named `source` … a capsfilter named
+    /// `rtp`) to `pipeline`, into `webrtc`, fed by `feed`, its packets counted; returns it and
+    /// its output.
+    private static func addSender(
+      _ description: String, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed, counters: Locked<Counters>
+    ) throws(GStreamerError) -> (Bin, Pad) {
+      let sender = try Bin(parsing: description)
+      try pipeline.add(sender)
+      _ = try sender.link(webrtc.element)
+      guard let output = sender.element(named: "rtp")?.staticPad("src") else {
+        throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+      }
+      output.addProbe([.buffer, .bufferList]) { _, info in
+        let sizes = info.listSizes ?? [info.buffer?.size ?? 0]
+        counters.value.withLock { counters in
+          counters.packets += sizes.count
+          counters.bytes += sizes.reduce(0, +)
+        }
+        return .ok
+      }
+      feed.attach(try sender.element(named: "source", as: AppSrc.self))
+      return (sender, output)
     }
 
     /// The offer, with every local candidate, once the first packet says what the stream is
@@ -190,15 +254,13 @@ public final class WHIPPublication: Sendable {
     func offer(timeout: Duration) async throws(RevueError) -> String {
       // The video's first packet (H.264's first caps lack its parameter sets); the audio's
       // caps (webrtcbin holds an audio stream's data until the offer is made).
-      for (index, output) in payloaderOutputs.enumerated() {
+      for (kind, output) in payloaderOutputs {
         let caps =
-          index == 0
+          kind == "video"
           ? await output.capsOfFirstBuffer(timeout: timeout) : await output.waitForCaps(timeout: timeout)
         guard caps == nil else { continue }
         throw RevueError(
-          .invalidState,
-          "the \(index == 0 ? "video" : "audio") track gave nothing to encode within \(timeout): is its capturer started?"
-        )
+          .invalidState, "the \(kind) track gave nothing to encode within \(timeout): is its capturer started?")
       }
       do {
         let offer = try await webrtc.createOffer()
@@ -226,20 +288,22 @@ public final class WHIPPublication: Sendable {
       }
     }
 
-    /// Stops sending and deletes the endpoint's session, once.
-    func end() async {
-      track.remove(videoRenderer: feed)
+    /// Stops sending; returns the endpoint's session to delete and its token, the first time.
+    func close() -> (URL, String?)? {
+      track?.remove(videoRenderer: feed)
       audio?.remove(audioRenderer: audioFeed)
       feed.attach(nil)
       audioFeed.attach(nil)
       pipeline.stop()
-      guard
-        let (resource, token) = resource.withLock({ resource in
-          defer { resource = nil }; return resource
-        })
-      else {
-        return
+      return resource.withLock { resource in
+        defer { resource = nil }
+        return resource
       }
+    }
+
+    /// Stops sending and deletes the endpoint's session, once.
+    func end() async {
+      guard let (resource, token) = close() else { return }
       await WHIPExchange.delete(resource, token: token)
     }
   }

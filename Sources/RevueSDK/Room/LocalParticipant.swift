@@ -112,27 +112,34 @@ public final class LocalParticipant: Sendable {
 
   /// Publishes a video track to the room's destination: encoding starts at once and sends
   /// every frame the track delivers. Publishing does not start the capturer.
-  /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start.
+  ///
+  /// To a WHIP destination the track is offered in a WebRTC session of its own, one stream
+  /// (no simulcast), and the call returns once the connection is up; the capturer must be
+  /// running, since the offer waits for the first encoded frame.
+  /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start;
+  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:audioEncoding:timeout:)``.
   public func publish(videoTrack: LocalVideoTrack, options: VideoPublishOptions = VideoPublishOptions()) async throws
     -> LocalTrackPublication
   {
     guard let room = room.room else { throw RevueError(.invalidState, "the participant's room is gone") }
-    return try room.publish(videoTrack, options: options)
+    return try await room.publish(videoTrack, options: options)
   }
 
-  /// Publishes an audio track (Opus, in-band FEC, DTX as the options say) to the room's destination.
+  /// Publishes an audio track (Opus, in-band FEC, DTX as the options say over RTP) to the room's
+  /// destination; to a WHIP destination, in a WebRTC session of its own, as a video track is.
   /// Publishing does not start the capturer.
   /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start.
   public func publish(audioTrack: LocalAudioTrack, options: AudioPublishOptions = AudioPublishOptions()) async throws
     -> LocalTrackPublication
   {
     guard let room = room.room else { throw RevueError(.invalidState, "the participant's room is gone") }
-    return try room.publish(audioTrack, options: options)
+    return try await room.publish(audioTrack, options: options)
   }
 
-  /// Stops a publication; the track and its capturer go on.
+  /// Stops a publication; the track and its capturer go on. A WHIP publication's session is
+  /// deleted on the endpoint before it returns (waited for up to 5 s).
   public func unpublish(publication: LocalTrackPublication) async {
-    room.room?.unpublish(publication)
+    await room.room?.unpublish(publication)?.value
   }
 
   /// Turns the microphone on or off. Once it returns with `enabled: false`, no microphone audio

@@ -7,6 +7,9 @@ import Synchronization
 /// published track from PORT upward (RTP on the even port, RTCP on the next);
 /// `srtp://HOST:PORT?key=BASE64` sends SRTP and SRTCP with that key. ``sdp`` describes the
 /// streams for a receiver (GStreamer, ffmpeg, VLC), with the key in `a=crypto` for SRTP.
+/// `whip+https://HOST/PATH` publishes to a WHIP endpoint (RFC 9725) of an SFU or a media server:
+/// each publication is a WebRTC session of its own (``WHIPPublication`` sends a video and an
+/// audio track in one).
 public final class Room: Sendable {
   /// The process's shared room.
   public static let shared = Room()
@@ -14,12 +17,28 @@ public final class Room: Sendable {
   /// This process's participant: its camera, microphone and buffer tracks.
   public let localParticipant: LocalParticipant?
 
-  struct Destination: Sendable, Hashable {
-    /// The numeric address packets go to.
-    var address: String
-    var port: Int
-    /// The key that protects every publication (SRTP), or nil for plain RTP.
-    var key: SRTPKey?
+  /// Where publications go.
+  enum Destination: Sendable, Hashable {
+    /// RTP to a numeric address, one port pair per stream from `port` upward; SRTP when a
+    /// `key` protects every publication.
+    case rtp(address: String, port: Int, key: SRTPKey?)
+    /// A WHIP session at `endpoint` for each publication.
+    case whip(endpoint: URL, token: String?, timeout: Duration)
+  }
+
+  /// How ``Room/connect(to:options:)`` connects.
+  public struct ConnectOptions: Sendable, Hashable {
+    /// The bearer token a WHIP endpoint wants (`Authorization: Bearer`), if any; not used by RTP.
+    public var token: String?
+    /// How long each step of a WHIP publication may take: the track's first frame, the HTTP
+    /// exchange, the connection (ICE and DTLS).
+    public var timeout: Duration
+
+    /// Options with a WHIP endpoint's `token` and a step's `timeout`.
+    public init(token: String? = nil, timeout: Duration = .seconds(10)) {
+      self.token = token
+      self.timeout = timeout
+    }
   }
 
   private let state = Mutex<(destination: Destination?, publications: [LocalTrackPublication])>((nil, []))
@@ -44,15 +63,24 @@ public final class Room: Sendable {
 
   /// Sets where publications are sent: `rtp://HOST:PORT`, or `srtp://HOST:PORT?key=BASE64`
   /// for SRTP (RFC 3711; SRTCP too): the key‖salt in base64, 30 bytes for the default suite
-  /// AES_CM_128_HMAC_SHA1_80, or 28 with `&suite=aes-128-gcm` (AEAD_AES_128_GCM). Publications
-  /// made after the call use it.
+  /// AES_CM_128_HMAC_SHA1_80, or 28 with `&suite=aes-128-gcm` (AEAD_AES_128_GCM); or
+  /// `whip+https://HOST/PATH` (`whip+http://` for a local endpoint): each publication is then
+  /// offered to the endpoint, with `options.token` (see
+  /// ``LocalParticipant/publish(videoTrack:options:)``). Publications made after the call use it.
   /// - Throws: ``RevueError`` (`.invalidInput`) for another scheme, a missing or odd port, a
   ///   host that does not resolve, or a key that is missing or malformed (the message says
   ///   what is wrong with it, never what it is); nothing changes then.
-  public func connect(to url: URL) async throws {
+  public func connect(to url: URL, options: ConnectOptions = ConnectOptions()) async throws {
     let shown = SRTPKey.redacting(url)
+    if url.scheme == "whip+https" || url.scheme == "whip+http" {
+      let endpoint = try WHIPPublication.httpURL(url)
+      state.withLock { $0.destination = .whip(endpoint: endpoint, token: options.token, timeout: options.timeout) }
+      return
+    }
     guard url.scheme == "rtp" || url.scheme == "srtp" else {
-      throw RevueError(.invalidInput, "unsupported URL '\(shown)': use rtp://HOST:PORT or srtp://HOST:PORT?key=BASE64")
+      throw RevueError(
+        .invalidInput,
+        "unsupported URL '\(shown)': use rtp://HOST:PORT, srtp://HOST:PORT?key=BASE64 or whip+https://HOST/PATH")
     }
     guard let host = url.host, !host.isEmpty else {
       throw RevueError(.invalidInput, "URL '\(shown)' has no host: use rtp://HOST:PORT")
@@ -62,7 +90,7 @@ public final class Room: Sendable {
     }
     let key = try Self.key(of: url)
     let address = try Self.resolve(host)
-    state.withLock { $0.destination = Destination(address: address, port: port, key: key) }
+    state.withLock { $0.destination = .rtp(address: address, port: port, key: key) }
   }
 
   /// The SRTP key of an `srtp://` URL, nil for `rtp://`.
@@ -82,10 +110,12 @@ public final class Room: Sendable {
     return key
   }
 
-  /// The SDP a receiver opens to play the published streams.
+  /// The SDP a receiver opens to play the published streams (over RTP; with a WHIP
+  /// destination, the endpoint is what receivers open, and the SDP has no media).
   public var sdp: String {
     let (destination, publications) = state.withLock { ($0.destination, $0.publications) }
-    let address = destination?.address ?? "127.0.0.1"
+    var address = "127.0.0.1"
+    if case .rtp(let host, _, _) = destination { address = host }
     var lines = [
       "v=0", "o=- \(UInt32.random(in: 1..<UInt32.max)) 1 IN IP4 \(address)", "s=Revue", "c=IN IP4 \(address)", "t=0 0",
     ]
@@ -214,17 +244,29 @@ public final class Room: Sendable {
       return Array(remotes.values)
     }
     for participant in all { participant.stop() }
-    for publication in publications { unpublish(publication) }
+    for publication in publications { await unpublish(publication)?.value }
   }
 
   /// The publications, in the order they were made.
   public var publications: [LocalTrackPublication] { state.withLock { $0.publications } }
 
-  /// Publishes `track` on the first free port pairs: one per stream (one per simulcast layer).
-  func publish(_ track: LocalVideoTrack, options: VideoPublishOptions) throws(RevueError) -> LocalTrackPublication {
+  /// Publishes `track` on the first free port pairs: one per stream (one per simulcast layer);
+  /// or in a WHIP session of its own, one stream (`webrtcbin` 1.22 sends no simulcast).
+  func publish(_ track: LocalVideoTrack, options: VideoPublishOptions) async throws(RevueError)
+    -> LocalTrackPublication
+  {
     let size =
       track.capturer?.dimensions ?? (track.capturer as? CameraCapturer)?.options.dimensions ?? .h720_169
     let layers = options.layers(for: size)
+    if case .whip(let endpoint, let token, let timeout) = destination {
+      if layers.count > 1 {
+        RevueLog.log(.warning, "Room", "simulcast is not sent to a WHIP endpoint: \(track.name) goes as one stream")
+      }
+      let whip = try await WHIPPublication(
+        video: (track, layers[0].encoding), audio: nil, codec: options.preferredCodec, to: endpoint, token: token,
+        timeout: timeout)
+      return keep(LocalTrackPublication(whip: whip, track: track, media: .video(options.preferredCodec, [layers[0]])))
+    }
     return try add(pairs: layers.count) { host, port, key throws(RevueError) in
       try LocalTrackPublication(
         video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,
@@ -232,14 +274,29 @@ public final class Room: Sendable {
     }
   }
 
-  /// Publishes an audio track (Opus) on the first free port pair.
-  func publish(_ track: LocalAudioTrack, options: AudioPublishOptions) throws(RevueError) -> LocalTrackPublication {
+  /// Publishes an audio track (Opus) on the first free port pair, or in a WHIP session of its own.
+  func publish(_ track: LocalAudioTrack, options: AudioPublishOptions) async throws(RevueError)
+    -> LocalTrackPublication
+  {
     let preset = (track.capturer as? MicrophoneCapturer).map { AudioEncoding(maxBitrate: $0.options.preset.bitrate) }
-    return try add(pairs: 1) { host, port, key throws(RevueError) in
-      try LocalTrackPublication(
-        audio: track, encoding: options.encoding ?? preset ?? .presetMusic, dtx: options.dtx, host: host, port: port,
-        srtp: key)
+    let encoding = options.encoding ?? preset ?? .presetMusic
+    if case .whip(let endpoint, let token, let timeout) = destination {
+      let whip = try await WHIPPublication(
+        video: nil, audio: (track, encoding), codec: .vp8, to: endpoint, token: token, timeout: timeout)
+      return keep(LocalTrackPublication(whip: whip, track: track, media: .audio(encoding, dtx: false)))
     }
+    return try add(pairs: 1) { host, port, key throws(RevueError) in
+      try LocalTrackPublication(audio: track, encoding: encoding, dtx: options.dtx, host: host, port: port, srtp: key)
+    }
+  }
+
+  /// Where publications go now.
+  private var destination: Destination? { state.withLock { $0.destination } }
+
+  /// Keeps a publication made elsewhere.
+  private func keep(_ publication: LocalTrackPublication) -> LocalTrackPublication {
+    state.withLock { $0.publications.append(publication) }
+    return publication
   }
 
   /// Makes a publication on the first `pairs` consecutive port pairs from the destination's port
@@ -249,25 +306,28 @@ public final class Room: Sendable {
   ) throws(RevueError) -> LocalTrackPublication {
     // Under the lock, so that two publications made at once never take the same ports.
     try state.withLock { state throws(RevueError) in
-      guard let destination = state.destination else {
+      guard case .rtp(let address, let first, let key) = state.destination else {
         throw RevueError(.invalidState, "connect the room first: room.connect(to: URL(string: \"rtp://HOST:PORT\")!)")
       }
       let used = Set(state.publications.flatMap(\.ports))
-      var port = destination.port
+      var port = first
       while (0..<pairs).contains(where: { used.contains(port + 2 * $0) }) { port += 2 }
       guard port + 2 * pairs <= 65_536 else {
-        throw RevueError(.invalidInput, "no free port pair is left above \(destination.port)")
+        throw RevueError(.invalidInput, "no free port pair is left above \(first)")
       }
-      let publication = try make(destination.address, port, destination.key)
+      let publication = try make(address, port, key)
       state.publications.append(publication)
       return publication
     }
   }
 
-  /// Stops a publication.
-  func unpublish(_ publication: LocalTrackPublication) {
-    publication.stop()
+  /// Stops a publication at once; returns, for a WHIP publication, the task that tells the
+  /// endpoint.
+  @discardableResult
+  func unpublish(_ publication: LocalTrackPublication) -> Task<Void, Never>? {
+    let telling = publication.stop()
     state.withLock { $0.publications.removeAll { $0 === publication } }
+    return telling
   }
 
   /// The numeric IPv4 address of the one host a receiver takes packets from.
