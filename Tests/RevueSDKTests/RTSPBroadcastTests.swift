@@ -1,8 +1,9 @@
 import Foundation
-import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
+
+@testable import RevueSDK
 
 /// Issue 16's RTSP: a camera served by `RTSPBroadcast` (gst-rtsp-server) to clients no one here
 /// wrote, ffmpeg's and GStreamer's `rtspsrc`, over TCP and UDP at once, encoded once for all;
@@ -123,6 +124,39 @@ import Testing
       _ = try await client.exit(within: 20)
       let again = try RTSPBroadcast(track: track, address: "127.0.0.1", port: first.port)
       again.stop()
+      try await track.capturer?.stopCapture()
+    }
+  }
+  /// A fault of the media (an error injected into its payloader, as a failing encoder or socket
+  /// posts one) reaches the broadcast's events with the element and GStreamer's text; it ends
+  /// the media's client, not the broadcast: the next client decodes from a new media.
+  @Test func aFaultOfTheMediaIsAnEventAndEndsOnlyThatMedia() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let broadcast = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0)
+      let events = broadcast.events
+      let url = "rtsp://127.0.0.1:\(broadcast.port)/camera"
+      let first = try Self.ffmpeg(url, transport: "tcp", frames: 1800)
+      try await first.waitForError(containing: "Output #0", within: 20)
+      let payloader = try #require(broadcast.feed.state.withLock { $0.payloaderInput }?.parentElement)
+      payloader.postError("injected media failure")
+      let fault = try await withDeadline(10, "the media's fault") { () -> MediaFault? in
+        for await event in events {
+          if case .fault(let fault) = event, fault.severity == .error { return fault }
+        }
+        return nil
+      }
+      #expect(
+        fault?.elementName == "pay0" && fault?.message == "injected media failure", "\(String(describing: fault))")
+      // The server closed its connection: ffmpeg ends there, well short of its 1800 frames.
+      let ended = try await first.exit(within: 30)
+      #expect(!ended.error.contains("frame= 1800"), "the first client's media ended: \(ended.error.suffix(300))")
+      #expect(broadcast.state == .running)
+      let second = try await Self.ffmpeg(url, transport: "tcp").exit(within: 30)
+      #expect(second.status == 0 && second.error.contains("frame=   30"), "\(second.error.suffix(600))")
+      #expect(broadcast.statistics.encodersStarted == 2)
+      broadcast.stop()
+      #expect(broadcast.state == .stopped)
       try await track.capturer?.stopCapture()
     }
   }

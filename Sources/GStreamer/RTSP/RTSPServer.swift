@@ -117,27 +117,62 @@ public final class RTSPServer: @unchecked Sendable {
   /// Serves the media of `launch` at `path` (such as `/camera`): a gst-launch description in
   /// parentheses whose payloaders are named `pay0`, `pay1`… When `shared`, every client gets
   /// the same media (built once, encoded once); `configure` is called with its element (a bin)
-  /// each time a media is built, on one of the server's threads, before it plays.
+  /// each time a media is built, on one of the server's threads, before it plays. `onFault` is
+  /// called with each error a media's pipeline posts, and each warning of the elements of
+  /// `launch` (not of the server's own), on the media's thread, before the media handles it. An error ends that media: the connections of its clients close (their
+  /// sessions end), and the next client has a new media built.
   public func mount(
     _ path: String, launch: String, shared: Bool = true, transports: Transports = [.udp, .tcp],
-    configure: @escaping @Sendable (Bin) -> Void = { _ in }
+    configure: @escaping @Sendable (Bin) -> Void = { _ in }, onFault: @escaping @Sendable (Message) -> Void = { _ in }
   ) {
     let factory = gst_rtsp_media_factory_new()!
     gst_rtsp_media_factory_set_launch(factory, launch)
     gst_rtsp_media_factory_set_shared(factory, shared ? 1 : 0)
     gst_rtsp_media_factory_set_protocols(factory, GstRTSPLowerTrans(rawValue: transports.rawValue))
     if requiresCredentials { crtsp_media_factory_allow(factory, Self.role) }
-    let box = Unmanaged.passRetained(MediaConfigureBox(configure)).toOpaque()
+    let box = Unmanaged.passRetained(MediaConfigureBox(configure, onFault, server: server, context: context)).toOpaque()
     let callback:
       @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstRTSPMedia>?, UnsafeMutableRawPointer?)
         -> Void = { _, media, data in
-          guard let media, let element = gst_rtsp_media_get_element(media) else { return }
+          guard let media, let data, let element = gst_rtsp_media_get_element(media) else { return }
+          // The media's bus is read by the media itself; its handle-message signal (1.22) shows
+          // each message to handlers first (the media's own handling is the class closure, run
+          // last, whose result counts).
+          let faulted:
+            @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstMessage>?, UnsafeMutableRawPointer?)
+              -> gboolean = { media, message, data in
+                guard let media, let message, let data else { return 1 }
+                let box = Unmanaged<MediaConfigureBox>.fromOpaque(data).takeUnretainedValue()
+                let fault = Message(retaining: message)
+                let isError = if case .error = fault.kind { true } else { false }
+                // Warnings of the server's own elements (its sinks warn of how it links them) are
+                // the server's business; those of the launch description's elements are the mount's.
+                let ownElement =
+                  gst_rtsp_media_get_element(media.assumingMemoryBound(to: GstRTSPMedia.self)).map { element in
+                    defer { gst_object_unref(element) }
+                    return gst_object_has_as_ancestor(
+                      message.pointee.src,
+                      UnsafeMutableRawPointer(element)
+                        .assumingMemoryBound(to: GstObject.self)) != 0
+                  } ?? false
+                if isError || ownElement { box.onFault(fault) }
+                if isError {
+                  crtsp_server_close_clients_of(
+                    box.context, box.server, media.assumingMemoryBound(to: GstRTSPMedia.self))
+                }
+                return 1
+              }
+          for signal in ["handle-message::error", "handle-message::warning"] {
+            _ = cgst_signal_connect(
+              UnsafeMutableRawPointer(media), signal, unsafeBitCast(faulted, to: GCallback.self),
+              Unmanaged<MediaConfigureBox>.fromOpaque(data).retain().toOpaque(), MediaConfigureBox.release)
+          }
           let bin = Bin(adopting: UnsafeMutableRawPointer(element))
-          Unmanaged<MediaConfigureBox>.fromOpaque(data!).takeUnretainedValue().configure(bin)
+          Unmanaged<MediaConfigureBox>.fromOpaque(data).takeUnretainedValue().configure(bin)
         }
-    let release: GClosureNotify = { data, _ in Unmanaged<MediaConfigureBox>.fromOpaque(data!).release() }
     _ = cgst_signal_connect(
-      UnsafeMutableRawPointer(factory), "media-configure", unsafeBitCast(callback, to: GCallback.self), box, release)
+      UnsafeMutableRawPointer(factory), "media-configure", unsafeBitCast(callback, to: GCallback.self), box,
+      MediaConfigureBox.release)
     let mounts = gst_rtsp_server_get_mount_points(server)!
     // The mount points take the factory's reference.
     gst_rtsp_mount_points_add_factory(mounts, path, factory)
@@ -205,10 +240,31 @@ public final class RTSPServer: @unchecked Sendable {
   }
 }
 
-/// Holds a `media-configure` handler for the C callback.
+/// Holds a mount's `media-configure` and fault handlers for the C callbacks, and where a failed
+/// media's clients are closed.
 private final class MediaConfigureBox: Sendable {
   let configure: @Sendable (Bin) -> Void
-  init(_ configure: @escaping @Sendable (Bin) -> Void) { self.configure = configure }
+  let onFault: @Sendable (Message) -> Void
+  /// The server, not retained (it owns the box through its mount points): used only on its own
+  /// thread, which runs while the server lives.
+  nonisolated(unsafe) let server: UnsafeMutablePointer<GstRTSPServer>
+  /// The server thread's context, retained.
+  nonisolated(unsafe) let context: OpaquePointer
+
+  init(
+    _ configure: @escaping @Sendable (Bin) -> Void, _ onFault: @escaping @Sendable (Message) -> Void,
+    server: UnsafeMutablePointer<GstRTSPServer>, context: OpaquePointer
+  ) {
+    self.configure = configure
+    self.onFault = onFault
+    self.server = server
+    self.context = g_main_context_ref(context)
+  }
+
+  deinit { g_main_context_unref(context) }
+
+  /// Releases a reference a signal connection held.
+  static let release: GClosureNotify = { data, _ in Unmanaged<MediaConfigureBox>.fromOpaque(data!).release() }
 }
 
 /// Holds a `play-request` handler for the C callbacks.

@@ -11,7 +11,9 @@ import Synchronization
 ///
 /// The encoder runs while at least one client plays: the first client's `PLAY` builds it, the
 /// last client's `TEARDOWN` (or a dropped connection, once its session times out) ends it.
-/// Frames are stamped as they reach the encoder.
+/// Frames are stamped as they reach the encoder. A fault of that media (an encoder or a socket
+/// that fails) reaches ``events``; an error ends the media and its clients' sessions, not the
+/// broadcast: the next client has a new one built.
 public final class RTSPBroadcast: Sendable {
   /// What the broadcast has done.
   public struct Statistics: Sendable, Hashable {
@@ -38,8 +40,9 @@ public final class RTSPBroadcast: Sendable {
   public let codec: VideoCodec
 
   private let server: RTSPServer
-  private let feed = Feed()
+  let feed = Feed()
   private let track: LocalVideoTrack
+  private let status: StreamStatus
 
   /// Serves `track` at `rtsp://address:port/path`.
   /// - Parameters:
@@ -74,7 +77,15 @@ public final class RTSPBroadcast: Sendable {
       "( appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
       + " ! \(chain) name=pay0 pt=96 )"
     let feed = self.feed
-    server.mount(path, launch: launch, shared: true) { media in feed.attach(media) }
+    let status = StreamStatus(name: "the RTSP media of \(track.name)")
+    server.mount(path, launch: launch, shared: true, configure: { media in feed.attach(media) }) { message in
+      switch message.kind {
+      case .error(let error): status.report(MediaFault(.error, error), ends: false)
+      case .warning(let warning): status.report(MediaFault(.warning, warning))
+      default: break
+      }
+    }
+    self.status = status
     server.onPlay { feed.requestKeyframe() }
     self.track = track
     self.codec = codec
@@ -86,6 +97,13 @@ public final class RTSPBroadcast: Sendable {
   }
 
   deinit { stop() }
+
+  /// Whether the broadcast serves (faults of a media do not end it) or was stopped.
+  public var state: StreamState { status.state }
+
+  /// The broadcast's changes from now on: the faults of its media, GStreamer's text and the
+  /// element's path (an error ends only the media it came from), and its end.
+  public var events: AsyncStream<StreamEvent> { status.events }
 
   /// What the broadcast has done so far.
   public var statistics: Statistics {
@@ -99,11 +117,12 @@ public final class RTSPBroadcast: Sendable {
     track.remove(videoRenderer: feed.frames)
     server.stop()
     feed.frames.attach(nil)
+    status.stopped()
   }
 
   /// Takes the track's frames to the encoder of the media playing now, if one is, and asks it
   /// for keyframes.
-  private final class Feed: Sendable {
+  final class Feed: Sendable {
     struct State {
       /// The payloader's input, where a keyframe is asked for.
       var payloaderInput: Pad?

@@ -16,7 +16,8 @@ public enum StreamEvent: Sendable, Hashable {
   /// The state changed.
   case state(StreamState)
   /// An element of its pipeline warned or failed (a failure also ends the stream:
-  /// ``state(_:)`` with ``StreamState/failed(_:)`` follows).
+  /// ``state(_:)`` with ``StreamState/failed(_:)`` follows; except in an ``RTSPBroadcast``, whose
+  /// failed media ends alone).
   case fault(MediaFault)
   /// A received track's sender muted it, or turned its camera off (true), or unmuted it
   /// (false); ``Track/isMuted`` says the same.
@@ -43,13 +44,14 @@ final class StreamStatus: Sendable {
   /// The changes from now on; the latest 64 wait for a consumer that is behind.
   var events: AsyncStream<StreamEvent> { broadcast.subscribe(bufferingPolicy: .bufferingNewest(64)) }
 
-  /// Records a fault of the stream's pipeline: logged and sent; an error ends the stream.
+  /// Records a fault of the stream's pipeline: logged and sent; an error ends the stream when
+  /// it `ends` it.
   /// - Returns: true when the fault ended the stream (the first error).
   @discardableResult
-  func report(_ fault: MediaFault) -> Bool {
+  func report(_ fault: MediaFault, ends: Bool = true) -> Bool {
     RevueLog.log(fault.severity == .error ? .error : .warning, "Pipeline", "\(name): \(fault)")
     broadcast.send(.fault(fault))
-    return fault.severity == .error && change(to: .failed(fault))
+    return ends && fault.severity == .error && change(to: .failed(fault))
   }
 
   /// The App stopped the stream.
