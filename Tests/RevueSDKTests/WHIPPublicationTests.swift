@@ -21,6 +21,28 @@ import Testing
     return track
   }
 
+  /// Runs `body` with a capturing camera track and microphone track, virtual devices removed after.
+  static func withCameraAndMicrophone(
+    _ body: @escaping (LocalVideoTrack, LocalAudioTrack) async throws -> Void
+  ) async throws {
+    let microphone = try await MicrophoneTests.microphone()
+    defer { VirtualDevices.remove(microphone.id) }
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await camera(devices[0])
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: microphone))
+      try await audio.capturer?.startCapture()
+      try await body(track, audio)
+    }
+  }
+
+  /// Waits until aiortc has decoded 50 audio and 30 video frames.
+  static func waitForAudioAndVideo(_ endpoint: Subprocess) async throws {
+    try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
+      let lines = output.split(separator: "\n")
+      return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
+    }
+  }
+
   @Test(arguments: [VideoCodec.vp8, .h264]) func aiortcDecodesWhatIsPublished(_ codec: VideoCodec) async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
@@ -49,17 +71,9 @@ import Testing
   /// The camera and a microphone in one connection: aiortc decodes both.
   @Test func videoAndAudioTogether() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start()
-    let microphone = try await MicrophoneTests.microphone()
-    defer { VirtualDevices.remove(microphone.id) }
-    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
-      let track = try await Self.camera(devices[0])
-      let audio = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: microphone))
-      try await audio.capturer?.startCapture()
+    try await Self.withCameraAndMicrophone { track, audio in
       let publication = try await WHIPPublication(publishing: track, audio: audio, to: url)
-      try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
-        let lines = output.split(separator: "\n")
-        return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
-      }
+      try await Self.waitForAudioAndVideo(endpoint)
       #expect(publication.statistics.audioBuffersSent > 0)
       await publication.stop()
       #expect(audio.renderers.all.isEmpty, "the publication let go of the microphone")
@@ -74,12 +88,7 @@ import Testing
   /// token is the endpoint's 401, and the room keeps no publication of it.
   @Test func aRoomPublishesItsTracksToAWHIPEndpoint() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
-    let microphone = try await MicrophoneTests.microphone()
-    defer { VirtualDevices.remove(microphone.id) }
-    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
-      let track = try await Self.camera(devices[0])
-      let audio = LocalAudioTrack.createMicrophoneTrack(options: AudioCaptureOptions(device: microphone))
-      try await audio.capturer?.startCapture()
+    try await Self.withCameraAndMicrophone { track, audio in
       let room = Room()
       let participant = try #require(room.localParticipant)
 
@@ -98,10 +107,7 @@ import Testing
       let sound = try await participant.publish(audioTrack: audio)
       #expect(room.publications.map(\.sid) == [video.sid, sound.sid])
       #expect(video.codec == .h264 && video.ports.isEmpty && sound.audioEncoding != nil)
-      try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
-        let lines = output.split(separator: "\n")
-        return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
-      }
+      try await Self.waitForAudioAndVideo(endpoint)
       let sent = video.statistics
       #expect(
         sent.framesEncoded >= 30 && sent.keyframes >= 1 && sent.packetsSent >= 30 && sent.bytesSent > 0, "\(sent)")
