@@ -119,8 +119,9 @@ public final class RTSPServer: @unchecked Sendable {
   /// the same media (built once, encoded once); `configure` is called with its element (a bin)
   /// each time a media is built, on one of the server's threads, before it plays. `onFault` is
   /// called with each error a media's pipeline posts, and each warning of the elements of
-  /// `launch` (not of the server's own), on the media's thread, before the media handles it. An error ends that media: the connections of its clients close (their
-  /// sessions end), and the next client has a new media built.
+  /// `launch` (not of the server's own), on the media's thread, before the media handles it. An
+  /// error ends that media: the connections of its clients close (their sessions end), and the
+  /// next client has a new media built.
   public func mount(
     _ path: String, launch: String, shared: Bool = true, transports: Transports = [.udp, .tcp],
     configure: @escaping @Sendable (Bin) -> Void = { _ in }, onFault: @escaping @Sendable (Message) -> Void = { _ in }
@@ -139,29 +140,25 @@ public final class RTSPServer: @unchecked Sendable {
           // each message to handlers first (the media's own handling is the class closure, run
           // last, whose result counts).
           let faulted:
-            @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<GstMessage>?, UnsafeMutableRawPointer?)
-              -> gboolean = { media, message, data in
-                guard let media, let message, let data else { return 1 }
-                let box = Unmanaged<MediaConfigureBox>.fromOpaque(data).takeUnretainedValue()
-                let fault = Message(retaining: message)
-                let isError = if case .error = fault.kind { true } else { false }
+            @convention(c) (
+              UnsafeMutablePointer<GstRTSPMedia>?, UnsafeMutablePointer<GstMessage>?, UnsafeMutableRawPointer?
+            ) -> gboolean = { media, message, data in
+              guard let media, let message, let data else { return 1 }
+              let box = Unmanaged<MediaConfigureBox>.fromOpaque(data).takeUnretainedValue()
+              if message.pointee.type == GST_MESSAGE_ERROR {
+                box.onFault(Message(retaining: message))
+                crtsp_server_close_clients_of(box.context, box.server, media)
+              } else if let element = gst_rtsp_media_get_element(media) {
                 // Warnings of the server's own elements (its sinks warn of how it links them) are
                 // the server's business; those of the launch description's elements are the mount's.
-                let ownElement =
-                  gst_rtsp_media_get_element(media.assumingMemoryBound(to: GstRTSPMedia.self)).map { element in
-                    defer { gst_object_unref(element) }
-                    return gst_object_has_as_ancestor(
-                      message.pointee.src,
-                      UnsafeMutableRawPointer(element)
-                        .assumingMemoryBound(to: GstObject.self)) != 0
-                  } ?? false
-                if isError || ownElement { box.onFault(fault) }
-                if isError {
-                  crtsp_server_close_clients_of(
-                    box.context, box.server, media.assumingMemoryBound(to: GstRTSPMedia.self))
+                defer { gst_object_unref(element) }
+                let own = UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstObject.self)
+                if gst_object_has_as_ancestor(message.pointee.src, own) != 0 {
+                  box.onFault(Message(retaining: message))
                 }
-                return 1
               }
+              return 1
+            }
           for signal in ["handle-message::error", "handle-message::warning"] {
             _ = cgst_signal_connect(
               UnsafeMutableRawPointer(media), signal, unsafeBitCast(faulted, to: GCallback.self),

@@ -47,8 +47,8 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 /// - growth is gentle (``gentleIncreasePerSecond``, and never more than a little above what
 ///   arrived) after a decrease, until the receiver gets clearly more than the rate that choked
 ///   the path, or for ``longestGentleGrowth`` at most: then the path has grown, and growth is
-///   fast (``increasePerSecond``), so that a
-///   stream cut to a sixth climbs back within ten seconds when the link clears;
+///   fast (``increasePerSecond``), so that a stream cut to a sixth climbs back within ten
+///   seconds when the link clears;
 /// - the encoder is asked for the target less what the stream has lately sent above what its
 ///   encoder was asked for (retransmissions, headers, rate-control overshoot), so that what is
 ///   sent, not what is encoded, is the target.
@@ -122,10 +122,10 @@ struct BitrateController: Sendable {
   /// The path has grown once the receiver got this many times the rate that last choked it…
   static let grownBy = 1.1
   /// …or once this long has passed since the last decrease, and since the last report that
-  /// showed loss or a queue. A stream in its cap meets it sooner (through 250 kb/s, decreases came 1–4 s apart);
-  /// without the limit, an encoder still asked for less than its target after a cap lifted
-  /// (its overshoot correction lags) held the gentle growth back for 8 s, and the climb to
-  /// 1.2 Mb/s took 10.3 s in CI.
+  /// showed loss or a queue. A stream in its cap meets it sooner (through 250 kb/s, decreases
+  /// came 1–4 s apart); without the limit, an encoder still asked for less than its target
+  /// after a cap lifted (its overshoot correction lags) held the gentle growth back for 8 s,
+  /// and the climb to 1.2 Mb/s took 10.3 s in CI.
   static let longestGentleGrowth = Duration.seconds(4)
   /// Growth per second otherwise.
   static let increasePerSecond = 0.6

@@ -279,11 +279,7 @@ public final class LocalTrackPublication: Sendable {
   public func statistics(layer: Int) -> Statistics? {
     guard case .rtp(let sender) = transport else {
       guard layer == 0, case .whip(let whip) = transport else { return nil }
-      let sent = whip.statistics
-      var counters = RTPSender.Counters()
-      (counters.framesEncoded, counters.keyframes) = (sent.framesEncoded, sent.keyframes)
-      (counters.packetsSent, counters.bytesSent) = (sent.packetsSent, sent.bytesSent)
-      return statistics(counters, key: 0)
+      return statistics(whip.counters, key: 0)
     }
     guard sender.streams.indices.contains(layer) else { return nil }
     var statistics = statistics(sender.statistics(layer), key: layer)

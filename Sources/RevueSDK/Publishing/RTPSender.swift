@@ -258,6 +258,30 @@ final class RTPSender: Sendable {
     }
   }
 
+  /// Counts the frames `encoder` makes, and its keyframes, in `counters`.
+  static func countFrames(leaving encoder: Element?, in counters: Locked<Counters>) {
+    encoder?.staticPad("src")?.addProbe(.buffer) { _, info in
+      let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
+      counters.value.withLock { counters in
+        counters.framesEncoded += 1
+        if isKey { counters.keyframes += 1 }
+      }
+      return .ok
+    }
+  }
+
+  /// Counts the RTP packets that pass `pad`, and their bytes, in `counters`.
+  static func countPackets(through pad: Pad?, in counters: Locked<Counters>) {
+    pad?.addProbe([.buffer, .bufferList]) { _, info in
+      let sizes = info.listSizes ?? [info.buffer?.size ?? 0]
+      counters.value.withLock { counters in
+        counters.packetsSent += sizes.count
+        counters.bytesSent += sizes.reduce(0, +)
+      }
+      return .ok
+    }
+  }
+
   /// Counts what a stream encodes and sends, and keeps the receiver reports on it (read on
   /// `rtcpIn`, where RTCP from the receivers is plain), handing them to its adaptation, if it
   /// has one.
@@ -277,22 +301,8 @@ final class RTPSender: Sendable {
         return .ok
       }
     }
-    encoder?.staticPad("src")?.addProbe(.buffer) { _, info in
-      let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
-      counters.value.withLock { counters in
-        counters.framesEncoded += 1
-        if isKey { counters.keyframes += 1 }
-      }
-      return .ok
-    }
-    rtpOut.staticPad("sink")?.addProbe([.buffer, .bufferList]) { _, info in
-      let sizes = info.listSizes ?? [info.buffer?.size ?? 0]
-      counters.value.withLock { counters in
-        counters.packetsSent += sizes.count
-        counters.bytesSent += sizes.reduce(0, +)
-      }
-      return .ok
-    }
+    countFrames(leaving: encoder, in: counters)
+    countPackets(through: rtpOut.staticPad("sink"), in: counters)
     let ssrc = stream.ssrc
     let adaptation = stream.adaptation
     adaptation?.attach(to: encoder)

@@ -78,12 +78,9 @@ public final class RTSPBroadcast: Sendable {
       + " ! \(chain) name=pay0 pt=96 )"
     let feed = self.feed
     let status = StreamStatus(name: "the RTSP media of \(track.name)")
+    // An error ends the media it came from (the server closes its clients), not the broadcast.
     server.mount(path, launch: launch, shared: true, configure: { media in feed.attach(media) }) { message in
-      switch message.kind {
-      case .error(let error): status.report(MediaFault(.error, error), ends: false)
-      case .warning(let warning): status.report(MediaFault(.warning, warning))
-      default: break
-      }
+      if let fault = MediaFault(message) { status.report(fault, ends: false) }
     }
     self.status = status
     server.onPlay { feed.requestKeyframe() }

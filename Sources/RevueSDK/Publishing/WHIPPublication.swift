@@ -115,12 +115,15 @@ public final class WHIPPublication: Sendable {
 
   /// What the publication has done so far.
   public var statistics: Statistics {
-    let counted = session.counters.value.withLock { $0 }
+    let counted = counters
     return Statistics(
-      framesSent: session.feed.framesSent, framesEncoded: counted.frames, keyframes: counted.keyframes,
-      audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packets, bytesSent: counted.bytes,
+      framesSent: session.feed.framesSent, framesEncoded: counted.framesEncoded, keyframes: counted.keyframes,
+      audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packetsSent, bytesSent: counted.bytesSent,
       connectionState: session.webrtc.connectionState)
   }
+
+  /// What the encoders and payloaders made, as an RTP publication counts it.
+  var counters: RTPSender.Counters { session.counters.value.withLock { $0 } }
 
   /// Ends the session: the endpoint is told (`DELETE` of ``resource``, waited for up to 5 s),
   /// the connection closes and the encoder stops; the tracks go on.
@@ -151,21 +154,14 @@ public final class WHIPPublication: Sendable {
 
   /// The sender: the tracks' frames and audio, encoded, into `webrtcbin`.
   private final class Session: Sendable {
-    /// What the encoders and payloaders made.
-    struct Counters: Sendable {
-      var frames = 0
-      var keyframes = 0
-      var packets = 0
-      var bytes = 0
-    }
-
     let pipeline: MediaPipeline
     let webrtc: WebRTCBin
     let feed = SourceFeed()
     let audioFeed = SourceFeed()
     let track: LocalVideoTrack?
     let audio: LocalAudioTrack?
-    let counters = Locked(Counters())
+    /// What the video encoder and the payloaders made.
+    let counters = Locked(RTPSender.Counters())
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
     /// Where the offer's caps are known: the payloaders' outputs, video first.
@@ -194,15 +190,7 @@ public final class WHIPPublication: Sendable {
               + " ! \(LocalTrackPublication.videoChain(codec, layer, scaled: false)) ! capsfilter name=rtp caps=\"\(rtp)\"",
             to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
           outputs.append(("video", output))
-          let counters = counters
-          sender.element(named: "encoder")?.staticPad("src")?.addProbe(.buffer) { _, info in
-            let isKey = info.buffer.map { !$0.flags.contains(.deltaUnit) } ?? false
-            counters.value.withLock { counters in
-              counters.frames += 1
-              if isKey { counters.keyframes += 1 }
-            }
-            return .ok
-          }
+          RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
         }
         if let (_, encoding) = audio {
           let opus =
@@ -228,7 +216,8 @@ public final class WHIPPublication: Sendable {
     /// `rtp`) to `pipeline`, into `webrtc`, fed by `feed`, its packets counted; returns it and
     /// its output.
     private static func addSender(
-      _ description: String, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed, counters: Locked<Counters>
+      _ description: String, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed,
+      counters: Locked<RTPSender.Counters>
     ) throws(GStreamerError) -> (Bin, Pad) {
       let sender = try Bin(parsing: description)
       try pipeline.add(sender)
@@ -236,14 +225,7 @@ public final class WHIPPublication: Sendable {
       guard let output = sender.element(named: "rtp")?.staticPad("src") else {
         throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
       }
-      output.addProbe([.buffer, .bufferList]) { _, info in
-        let sizes = info.listSizes ?? [info.buffer?.size ?? 0]
-        counters.value.withLock { counters in
-          counters.packets += sizes.count
-          counters.bytes += sizes.reduce(0, +)
-        }
-        return .ok
-      }
+      RTPSender.countPackets(through: output, in: counters)
       feed.attach(try sender.element(named: "source", as: AppSrc.self))
       return (sender, output)
     }

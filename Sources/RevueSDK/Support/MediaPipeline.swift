@@ -33,6 +33,15 @@ public struct MediaFault: Sendable, Hashable, CustomStringConvertible {
     self.init(severity: severity, element: error.source, message: error.error.message, debug: error.debug)
   }
 
+  /// The fault an error or warning message says; nil for another message.
+  init?(_ message: Message) {
+    switch message.kind {
+    case .error(let error): self.init(.error, error)
+    case .warning(let warning): self.init(.warning, warning)
+    default: return nil
+    }
+  }
+
   /// The element's name (the last part of its path), such as `encoder`.
   public var elementName: String {
     let last = element.split(separator: "/").last ?? Substring(element)
@@ -77,23 +86,17 @@ final class MediaPipeline: Sendable {
     let failure = self.failure
     // The handler holds the pipeline weakly: the bus lives as long as the pipeline.
     pipeline.bus.addSyncHandler { [weak pipeline] message in
-      switch message.kind {
-      case .error(let error):
-        let fault = MediaFault(.error, error)
-        let first = failure.value.withLock { failure in
-          defer { failure = failure ?? fault }
-          return failure == nil
-        }
-        guard first, let pipeline else { return }
-        // Never inline: the poster may be one of its streaming threads, or an element in the
-        // middle of a state change on the owner's thread.
-        MediaPipeline.teardown.async { pipeline.stop() }
-        onFault(fault)
-      case .warning(let warning):
-        onFault(MediaFault(.warning, warning))
-      default:
-        break
+      guard let fault = MediaFault(message) else { return }
+      guard fault.severity == .error else { return onFault(fault) }
+      let first = failure.value.withLock { failure in
+        defer { failure = failure ?? fault }
+        return failure == nil
       }
+      guard first, let pipeline else { return }
+      // Never inline: the poster may be one of its streaming threads, or an element in the
+      // middle of a state change on the owner's thread.
+      MediaPipeline.teardown.async { pipeline.stop() }
+      onFault(fault)
     }
   }
 
