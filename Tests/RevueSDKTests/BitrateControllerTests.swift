@@ -276,24 +276,6 @@ import Testing
     _ = last
   }
 
-  @Test func growthIsGentleForFourCalmSecondsAtMost() {
-    var controller = BitrateController(ceiling: 2_000_000)
-    // Cut to 340 kb/s; what choked it: 600 kb/s.
-    var last = Self.feed(&controller, 2) { Self.report(after: $0, packets: 100, received: 50, lost: 50) }
-    #expect(controller.choked == 600_000)
-    // 5 % loss a second later holds, and the calm counts from there.
-    last = Self.feed(&controller, 1) { Self.report(after: $0 ?? last, packets: 45, lost: 2) }
-    // Clean, 45 packets a second (360 kb/s), never near 1.1 × 600 kb/s: gentle for 3 s…
-    last = Self.feed(&controller, 3) { Self.report(after: $0 ?? last, packets: 45) }
-    #expect(controller.choked != nil)
-    // …and fast from the fourth calm second.
-    let before = controller.target
-    last = Self.feed(&controller, 1) { Self.report(after: $0 ?? last, packets: 45) }
-    #expect(controller.choked == nil)
-    #expect(controller.target > Int(Double(before) * (1 + BitrateController.gentleIncreasePerSecond)))
-    _ = last
-  }
-
   @Test func aBurstOfRetransmissionRequestsCutsAtOnceButNotTwiceInASecond() {
     var controller = BitrateController(ceiling: 1_000_000)
     /// Requests for `packets` at `times` (milliseconds); whether the last one changed the target.

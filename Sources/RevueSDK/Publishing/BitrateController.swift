@@ -46,9 +46,8 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 /// - a burst of retransmission requests (RTCP NACK) is taken as loss at once, a report sooner;
 /// - growth is gentle (``gentleIncreasePerSecond``, and never more than a little above what
 ///   arrived) after a decrease, until the receiver gets clearly more than the rate that choked
-///   the path, or for ``longestGentleGrowth`` at most: then the path has grown, and growth is
-///   fast (``increasePerSecond``), so that a stream cut to a sixth climbs back within ten
-///   seconds when the link clears;
+///   the path: then the path has grown, and growth is fast (``increasePerSecond``), so that a
+///   stream cut to a sixth climbs back within ten seconds when the link clears;
 /// - the encoder is asked for the target less what the stream has lately sent above what its
 ///   encoder was asked for (retransmissions, headers, rate-control overshoot), so that what is
 ///   sent, not what is encoded, is the target.
@@ -119,14 +118,8 @@ struct BitrateController: Sendable {
   static let gentleIncreasePerSecond = 0.2
   /// While growth is gentle, the target goes no further than this many times what arrived.
   static let gentleHeadroom = 1.15
-  /// The path has grown once the receiver got this many times the rate that last choked it…
+  /// The path has grown once the receiver got this many times the rate that last choked it.
   static let grownBy = 1.1
-  /// …or once this long has passed since the last decrease, and since the last report that
-  /// showed loss or a queue. A stream in its cap meets it sooner (through 250 kb/s, decreases
-  /// came 1–4 s apart); without the limit, an encoder still asked for less than its target
-  /// after a cap lifted (its overshoot correction lags) held the gentle growth back for 8 s,
-  /// and the climb to 1.2 Mb/s took 10.3 s in CI.
-  static let longestGentleGrowth = Duration.seconds(4)
   /// Growth per second otherwise.
   static let increasePerSecond = 0.6
   /// An increase goes no further than this many times the rate the receiver got, and 10 kb/s
@@ -185,8 +178,6 @@ struct BitrateController: Sendable {
   private var roundTrips: [Duration] = []
   /// When the target last went down, for any reason…
   private var lastDecrease: Duration?
-  /// When a report last showed loss (2 % or more) or a queue, decreasing or holding.
-  private var lastCongestion: Duration?
   /// …and for a report.
   private var lastReportedDecrease: Duration?
   /// The retransmission requests of the latest ``burstWindow``: when, and for which packet.
@@ -245,9 +236,6 @@ struct BitrateController: Sendable {
     let latestQueueing = report.roundTrip.flatMap { roundTrip in least.map { roundTrip - $0 } }
     let lastingQueueing = report.roundTrip.flatMap { _ in least.map { roundTrips.suffix(2).min()! - $0 } }
     let mayDecrease = lastReportedDecrease.map { report.time - $0 >= Self.decreaseInterval } ?? true
-    if report.fractionLost >= Self.increaseBelowLoss || (latestQueueing ?? .zero) > Self.queueingHold {
-      lastCongestion = report.time
-    }
 
     // The rate that choked the path: more than arrived (the rest was lost or queued), at most
     // what was aimed at.
@@ -266,10 +254,7 @@ struct BitrateController: Sendable {
     } else if report.fractionLost < Self.increaseBelowLoss, (latestQueueing ?? .zero) <= Self.queueingHold,
       target < ceiling
     {
-      let calm = [lastDecrease, lastCongestion].compactMap { $0 }.max().map { report.time - $0 }
-      if let rate = choked, received > rate * Self.grownBy || calm.map({ $0 >= Self.longestGentleGrowth }) == true {
-        choked = nil
-      }
+      if let rate = choked, received > rate * Self.grownBy { choked = nil }
       let counted = min(seconds, Double(Self.longestInterval / .milliseconds(1)) / 1000)
       // An encoder that does not use its target (a still scene) does not learn what the path
       // carries: the target goes no further than a little (gentle) or twice (fast) what arrived.
