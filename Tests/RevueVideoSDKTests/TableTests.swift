@@ -78,7 +78,7 @@ import Testing
       ])
   }
 
-  /// The seed's screen share example (its `enableScreenShare` needs a room, which the face has not).
+  /// The settings of the seed's screen share example (RoomTests shares the screen with them).
   @Test func screenShareTrackHoldsOnlyItsSettings() {
     let shareTrack = VideoSDK.createScreenShareVideoTrack(
       encoderConfig: .h1080p_15fps,
