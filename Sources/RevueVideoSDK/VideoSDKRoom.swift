@@ -196,10 +196,8 @@ public actor VideoSDKRoom {
     // A running screen capture keeps the options it started with: the new profile needs a new start.
     if kind == .screenShare { await release(.screenShare) }
     let publication = try await publish(kind, track)
-    let previous = sent.updateValue(Sent(track: track, publication: publication), forKey: kind)
-    if let previous {
-      await participant.unpublish(publication: previous.publication)
-      if let old = previous.track, old !== track { await old.close() }
+    if let previous = sent.updateValue(Sent(track: track, publication: publication), forKey: kind) {
+      await stop(previous, kind, keepingTheDefaultDevice: track == nil)
     }
   }
 
@@ -247,9 +245,15 @@ public actor VideoSDKRoom {
   /// find its capture still running with the old profile).
   private func release(_ kind: Kind) async {
     guard let previous = sent.removeValue(forKey: kind) else { return }
+    await stop(previous, kind, keepingTheDefaultDevice: false)
+  }
+
+  /// Stops a publication and closes its device: a custom track's, or the participant's own
+  /// unless it is sent again.
+  private func stop(_ previous: Sent, _ kind: Kind, keepingTheDefaultDevice: Bool) async {
     await participant.unpublish(publication: previous.publication)
     await previous.track?.close()
-    guard previous.track == nil || kind == .screenShare else { return }
+    guard previous.track == nil || kind == .screenShare, !keepingTheDefaultDevice else { return }
     switch kind {
     case .camera:
       participant.setCamera(enabled: false)

@@ -13,7 +13,7 @@ import Testing
   /// its default camera or microphone instead." The default devices pick by position and take
   /// the first microphone: the test runs alone.
   @MainActor @Test(.wholeProcess) func anEndedTrackIsReportedAndTheDefaultDeviceIsSent() async throws {
-    try await TestCameras.with(["laptop-integrated"]) { cameras in
+    try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { cameras in
       try await Devices.withMicrophone { microphone in
         try await TestCameras.waitUntilAlone(microphone)
         let camera = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
@@ -40,6 +40,11 @@ import Testing
         remote.audioTrack?.add(audioRenderer: audio)
         #expect(try await frames.next("the default camera at the receiver").dimensions.width == 1280)
         try await audio.waitForBuffers(5, "the default microphone at the receiver")
+        // A custom camera in place of the default one: the default camera closes.
+        let custom = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[1].id)
+        try await room.changeCam(customCameraTrack: custom)
+        #expect(participant.cameraTrack.capturer?.captureState == .idle)
+        #expect(room.room.publications.contains { $0.track === custom.videoTrack })
 
         await room.leave()
         let joined = await room.isJoined
