@@ -33,8 +33,10 @@ public actor VideoSDKRoom {
 
   /// The RevueSDK room underneath: its publications and, over RTP, its `sdp`.
   public nonisolated let room = Room()
-  private let initial: [Kind: CustomStreamTrack]
-  private let enabled: Set<Kind>
+  private let initialCamera: CustomStreamTrack?
+  private let initialMicrophone: CustomStreamTrack?
+  private let camEnabled: Bool
+  private let micEnabled: Bool
   private var listeners: [WeakListener] = []
   private var sent: [Kind: Sent] = [:]
   private var last: Task<Void, Never>?
@@ -43,11 +45,10 @@ public actor VideoSDKRoom {
   public private(set) var isJoined = false
 
   init(camera: CustomStreamTrack?, microphone: CustomStreamTrack?, camEnabled: Bool, micEnabled: Bool) {
-    var initial: [Kind: CustomStreamTrack] = [:]
-    initial[.camera] = camera
-    initial[.microphone] = microphone
-    self.initial = initial
-    enabled = Set([camEnabled ? Kind.camera : nil, micEnabled ? .microphone : nil].compactMap { $0 })
+    initialCamera = camera
+    initialMicrophone = microphone
+    self.camEnabled = camEnabled
+    self.micEnabled = micEnabled
   }
 
   private var participant: LocalParticipant { room.localParticipant! }
@@ -83,9 +84,8 @@ public actor VideoSDKRoom {
       try await room.room.connect(to: url, options: options)
       room.isJoined = true
       do {
-        for kind in [Kind.camera, .microphone] where room.enabled.contains(kind) {
-          try await room.send(kind, room.initial[kind])
-        }
+        if room.camEnabled { try await room.send(.camera, room.initialCamera) }
+        if room.micEnabled { try await room.send(.microphone, room.initialMicrophone) }
       } catch {
         await room.leaveNow()
         throw error
@@ -177,8 +177,8 @@ public actor VideoSDKRoom {
     }
   }
 
-  /// Publishes `given` (the default device when nil or ended) as `kind`, then releases what was
-  /// sent before.
+  /// Publishes `given` (the default device, or screen share profile, when nil or ended) as
+  /// `kind`, then releases what was sent before.
   private func send(_ kind: Kind, _ given: CustomStreamTrack?) async throws {
     var track = given
     if let given {
@@ -189,7 +189,7 @@ public actor VideoSDKRoom {
         try given.checkNotEnded()
       } catch {
         await report(error)
-        track = kind == .screenShare ? VideoSDK.createScreenShareVideoTrack() : nil
+        track = nil
       }
     }
     if let previous = sent[kind], previous.track === track { return }
@@ -202,7 +202,7 @@ public actor VideoSDKRoom {
   }
 
   /// Publishes `track`'s device, or the participant's own for `kind` (started here, so that a
-  /// device that cannot open throws).
+  /// device that cannot open throws); a screen share takes `track`'s profile, else the default one.
   private func publish(_ kind: Kind, _ track: CustomStreamTrack?) async throws -> LocalTrackPublication {
     switch (kind, track) {
     case (.camera, let track?):
@@ -219,10 +219,10 @@ public actor VideoSDKRoom {
       return try await participant.publish(audioTrack: participant.microphoneTrack)
     case (.screenShare, _):
       let share = participant.screenShareTrack
-      let options = track?.screenShareOptions ?? ScreenShareCaptureOptions(profile: .h720p_15fps)
-      (share.capturer as? ScreenShareCapturer)?.options = options
+      let profile = track ?? VideoSDK.createScreenShareVideoTrack()
+      (share.capturer as? ScreenShareCapturer)?.options = profile.screenShareOptions!
       try await start(share.capturer!.startCapture) { self.participant.setScreenShare(enabled: $0) }
-      return try await participant.publish(videoTrack: share, options: track?.videoPublishOptions ?? .init())
+      return try await participant.publish(videoTrack: share, options: profile.videoPublishOptions!)
     }
   }
 
