@@ -135,8 +135,8 @@ public final class CustomStreamTrack: Sendable {
     let keeps = keepingPublishedDevice && (videoTrack?.isPublished == true || audioTrack?.isPublished == true)
     let video = keeps ? nil : videoTrack?.capturer
     let audio = keeps ? nil : audioTrack?.capturer
-    return state.withLock { state in
-      if let closing = state.closing { return closing }
+    let (closing, watcher) = state.withLock { state -> (Task<Void, Never>, Task<Void, Never>?) in
+      if let closing = state.closing { return (closing, nil) }
       state.isEnded = true
       state.error = error
       let handler = state.handler
@@ -146,9 +146,10 @@ public final class CustomStreamTrack: Sendable {
         if let handler { await MainActor.run { handler(error) } }
       }
       state.closing = closing
-      state.watcher?.cancel()
-      return closing
+      return (closing, state.watcher)
     }
+    watcher?.cancel()  // outside the lock: cancelling runs the watcher's stream's ending
+    return closing
   }
 
   /// How a capturer stopped.
@@ -174,9 +175,11 @@ public final class CustomStreamTrack: Sendable {
         return
       }
     }
-    state.withLock { state in
-      if state.isEnded { watcher.cancel() } else { state.watcher = watcher }
+    let ended = state.withLock { state in
+      if !state.isEnded { state.watcher = watcher }
+      return state.isEnded
     }
+    if ended { watcher.cancel() }
   }
 }
 

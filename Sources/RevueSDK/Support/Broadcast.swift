@@ -17,7 +17,10 @@ final class Broadcast<Value: Sendable>: Sendable {
       state.all[state.next] = continuation
       return state.next
     }
-    continuation.onTermination = { [weak self] _ in _ = self?.subscribers.withLock { $0.all.removeValue(forKey: id) } }
+    continuation.onTermination = { [weak self] _ in
+      let removed = self?.subscribers.withLock { $0.all.removeValue(forKey: id) }
+      _ = removed  // released here, outside the lock
+    }
     return stream
   }
 
@@ -25,10 +28,13 @@ final class Broadcast<Value: Sendable>: Sendable {
   static var keptValues: Int { 256 }
 
   /// Sends a value to every subscriber. Values sent from one thread arrive in that order.
+  ///
+  /// The subscribers are handed the value outside the lock: handing it may wait for the lock of
+  /// the task awaiting it, and a thread cancelling that task holds that lock while its stream
+  /// ends, which takes this one (`onTermination`).
   func send(_ value: Value) {
-    subscribers.withLock { state in
-      for continuation in state.all.values { continuation.yield(value) }
-    }
+    let all = subscribers.withLock { Array($0.all.values) }
+    for continuation in all { continuation.yield(value) }
   }
 
   /// Ends every subscriber's stream.
