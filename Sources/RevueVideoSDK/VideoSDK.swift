@@ -54,7 +54,7 @@ public enum VideoSDK {
     await OpenTracks.endTrack(on: key)
     // The position is the camera's own: when the camera cannot be opened, RevueSDK's fallback
     // (the first camera of that position) is most often the same camera, and the start throws;
-    // when it is another camera, the check below stops it.
+    // when it is another camera, the check below stops it and throws why this one did not open.
     let options = CameraCaptureOptions(
       device: device, position: device.position, dimensions: encoderConfig.dimensions, fps: encoderConfig.frameRate)
     let videoTrack = LocalVideoTrack.createCameraTrack(options: options)
@@ -66,10 +66,11 @@ public enum VideoSDK {
       try await capturer.startCapture()
     }
     if let opened = capturer.device, opened != device {
-      // RevueSDK opened another camera in its place (one listed earlier with the same position):
-      // the camera asked for could not be opened, most likely because it is busy.
+      // RevueSDK opened another camera in its place (one listed earlier with the same position).
+      let error = capturer.deviceError
       try? await capturer.stopCapture()
-      throw VideoSDKError(.ERROR_CAMERA_IN_USE, "the camera \(device.name) could not be opened (busy)")
+      throw error.map(VideoSDKError.init)
+        ?? VideoSDKError(.ERROR_CAMERA_IN_USE, "the camera \(device.name) could not be opened")
     }
     let track = CustomStreamTrack(
       videoTrack: videoTrack, codec: codec, facingMode: facingMode, encoderConfig: .camera(encoderConfig),

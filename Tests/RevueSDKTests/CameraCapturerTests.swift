@@ -152,6 +152,26 @@ extension CameraCapturerTests {
   }
 
   /// A busy camera falls back to any other camera of the process: it runs alone.
+  /// A named camera that cannot open gives way to the camera for the position, and the capturer
+  /// says why. Runs alone: the stand-in is the first camera of that position in the process.
+  @Test(.wholeProcess) func theCameraForThePositionStandsInAndTheCapturerSaysWhy() async throws {
+    try await TestCameras.with(["usb-720p-webcam", "usb-720p-webcam"]) { devices in
+      let (other, asked) = (devices[0], devices[1])
+      VirtualDevices.setBusy(asked.id, true)
+      defer { VirtualDevices.setBusy(asked.id, false) }
+      let (_, capturer, _) = Self.track(on: asked, CameraCaptureOptions(position: asked.position))
+      try await capturer.startCapture()
+      #expect(capturer.device == other)
+      #expect(capturer.deviceError?.code == .cameraInUse)
+      try await capturer.stopCapture()
+      // Opened as asked, nothing to say.
+      VirtualDevices.setBusy(asked.id, false)
+      try await capturer.startCapture()
+      #expect(capturer.device == asked && capturer.deviceError == nil)
+      try await capturer.stopCapture()
+    }
+  }
+
   @Test(.wholeProcess) func busyCameraKeepsTheOldOneAndRestoresOptions() async throws {
     try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { devices in
       let (track, capturer, renderer) = Self.track(on: devices[0])

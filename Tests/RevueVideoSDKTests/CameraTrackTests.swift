@@ -158,20 +158,27 @@ import Testing
     }
   }
 
-  /// RevueSDK would open any other camera of the process in place of one that refuses access (and
-  /// the face then reports it busy): it runs alone, with one camera.
+  /// The true cause is thrown even when RevueSDK opened another camera of the same side in place
+  /// of the one asked for (it then closes it). Runs alone: that other camera could be another
+  /// test's, opened for a moment.
   @Test(.wholeProcess) func cameraThatRefusesAccessThrows3017AndOneThatStallsThrows3026() async throws {
-    try await TestCameras.with(["usb-720p-webcam"]) { devices in
-      VirtualDevices.setDenied(devices[0].id, true)
+    try await TestCameras.with(["laptop-integrated", "laptop-integrated"]) { devices in
+      let (other, asked) = (devices[0], devices[1])
+      #expect(other.position == asked.position)
+      VirtualDevices.setDenied(asked.id, true)
       await expectVideoSDKError(3017, "ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
-        try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
+        try await VideoSDK.createCameraVideoTrack(cameraId: asked.id)
       }
-      VirtualDevices.setDenied(devices[0].id, false)
-      VirtualDevices.setStalled(devices[0].id, true)
-      defer { VirtualDevices.setStalled(devices[0].id, false) }
+      VirtualDevices.setDenied(asked.id, false)
+      VirtualDevices.setStalled(asked.id, true)
+      defer { VirtualDevices.setStalled(asked.id, false) }
       await expectVideoSDKError(3026, "ERROR_VIDEO_SOURCE_INITIATION_FAILED") { () throws(VideoSDKError) in
-        try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
+        try await VideoSDK.createCameraVideoTrack(cameraId: asked.id)
       }
+      // The stand-in was closed: it opens again at once.
+      let track = try await VideoSDK.createCameraVideoTrack(cameraId: other.id)
+      #expect(track.device == other)
+      track.stop()
     }
   }
 

@@ -30,6 +30,8 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     var watching = false
     /// The zoom set last, and the camera it was set on.
     var zoom: (deviceID: String, value: Int)?
+    /// Why the named camera was not the one opened at the last start.
+    var deviceError: DeviceError?
   }
 
   private let state: Mutex<State>
@@ -51,6 +53,11 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
 
   /// The camera in use, nil while stopped.
   public var device: CaptureDevice? { state.withLock { $0.session?.device } }
+
+  /// Why the camera of ``CameraCaptureOptions/device`` is not the one capturing: what opening it
+  /// threw at the last ``startCapture()``, which then opened the camera for the position in its
+  /// place; nil when the camera asked for opened, when none was named, and after a switch.
+  public var deviceError: DeviceError? { state.withLock { $0.deviceError } }
 
   /// Which way the camera should face, as asked last.
   public var position: CameraPosition { state.withLock { $0.position } }
@@ -156,11 +163,12 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     try await onQueueThrowing { () throws(DeviceError) in
       guard self.state.withLock({ $0.session == nil }) else { return }
       let options = self.options
-      let session = try self.open(options: options, position: self.position)
+      let (session, deviceError) = try self.open(options: options, position: self.position)
       self.state.withLock { state in
         state.session = session
         state.applied = (options, state.position)
         state.lostDevice = nil
+        state.deviceError = deviceError
       }
       self.setCaptureState(.capturing)
       self.reportChoice(session.choice, requested: options.dimensions)
@@ -292,6 +300,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
       state.withLock { state in
         state.session = session
         state.applied = (options, position)
+        state.deviceError = nil
       }
       reportChoice(session.choice, requested: options.dimensions)
       return .applied
@@ -311,13 +320,16 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   // MARK: - Opening
 
   /// Opens the camera for `options`: the named device, else the one for `position`.
-  private func open(options: CameraCaptureOptions, position: CameraPosition) throws(DeviceError) -> CameraSession {
+  /// - Returns: the camera's session, and what the named device threw when another one opened.
+  private func open(
+    options: CameraCaptureOptions, position: CameraPosition
+  ) throws(DeviceError) -> (CameraSession, DeviceError?) {
     let cameras = DeviceWatcher.shared.all.filter { $0.kind == .camera }
     guard !cameras.isEmpty else { throw DeviceError(.cameraNotFound, "there is no camera") }
     var namedError: DeviceError?
     if let named = options.device, let present = cameras.first(where: { $0 == named }) {
       do {
-        return try open(device: present, options: options)
+        return (try open(device: present, options: options), nil)
       } catch {
         RevueLog.log(.warning, "CameraCapturer", "\(error); using the camera for position \(position)")
         namedError = error
@@ -327,7 +339,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
       throw namedError ?? DeviceError(.cameraNotFound, "there is no colour camera with a usable format")
     }
     do {
-      return try open(device: fallback, options: options)
+      return (try open(device: fallback, options: options), namedError)
     } catch {
       // The camera asked for says more than the stand-in.
       throw namedError ?? error
