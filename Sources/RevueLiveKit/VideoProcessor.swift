@@ -1,3 +1,4 @@
+@_spi(Faces) import RevueSDK
 import Synchronization
 
 /// Changes each frame of a camera track before it is shown and sent: LiveKit's processor, which
@@ -15,8 +16,9 @@ import Synchronization
 public protocol VideoProcessor: AnyObject {
   /// Called once per frame on the capture thread (GStreamer's streaming thread). Return the frame
   /// to send (the same one or a new one), or nil to drop it. A slow processor lowers the frame
-  /// rate. The frame comes upright (rotation `._0`); the rotation of the frame returned is not
-  /// applied on Linux.
+  /// rate. The frame comes upright (rotation `._0`). A frame returned with another rotation is
+  /// turned by it before it is shown and sent (on Apple platforms receivers turn it; a Linux
+  /// receiver has nothing to read the rotation from).
   func process(frame: VideoFrame) -> VideoFrame?
 }
 
@@ -28,8 +30,10 @@ final class LiveKitProcessorAdapter: RevueSDK.VideoProcessor, @unchecked Sendabl
 
   /// The App's processor.
   private let processor: any VideoProcessor
-  /// Held while `processor` runs.
+  /// Held while `processor` runs and its frame is turned.
   private let turn = Mutex(())
+  /// Turns the frames returned with a rotation.
+  private let converter = FrameConverter(category: "VideoProcessor") { _ in }
 
   init(_ processor: any VideoProcessor) { self.processor = processor }
 
@@ -37,8 +41,13 @@ final class LiveKitProcessorAdapter: RevueSDK.VideoProcessor, @unchecked Sendabl
     let time = pixelBuffer.timestamp.map { Int64(clamping: $0.nanoseconds) } ?? 0
     let frame = VideoFrame(
       dimensions: pixelBuffer.dimensions, rotation: ._0, timeStampNs: time, buffer: pixelBuffer)
-    guard let result = turn.withLock({ _ in processor.process(frame: frame) }) else { return nil }
-    return Self.timed(result)
+    return turn.withLock { _ in
+      guard let result = processor.process(frame: frame) else { return nil }
+      let timed = Self.timed(result)
+      guard result.rotation != ._0 else { return timed }
+      // Dropped, with the reason logged, when it cannot be turned.
+      return converter.convert(timed, rotation: result.rotation)
+    }
   }
 
   /// The frame's picture carrying the frame's time (a picture a processor made afresh has none),

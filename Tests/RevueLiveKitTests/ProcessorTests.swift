@@ -39,6 +39,27 @@ final class HalvingProcessor: VideoProcessor {
   }
 }
 
+/// Returns, for every frame, a 320x180 picture lying on its side (white in its top left quarter,
+/// black elsewhere) with the rotation that makes it upright: a quarter turn clockwise.
+final class SidewaysProcessor: VideoProcessor {
+  func process(frame: VideoFrame) -> VideoFrame? {
+    guard
+      let sideways = try? PixelBuffer(
+        width: 320, height: 180, format: .i420,
+        fill: { memory, planes in
+          for index in memory.indices { memory[index] = 128 }  // grey chroma
+          let luma = planes[0]
+          for row in 0..<luma.rows {
+            for column in 0..<luma.stride {
+              memory[luma.offset + row * luma.stride + column] = row < 90 && column < 160 ? 235 : 16
+            }
+          }
+        })
+    else { return nil }
+    return VideoFrame(dimensions: sideways.dimensions, rotation: ._90, timeStampNs: frame.timeStampNs, buffer: sideways)
+  }
+}
+
 /// A VideoFrame processor given to `createCameraTrack(processor:)` decides what renderers see:
 /// one frame path (RevueSDK's processor), so the capturer's size follows it too.
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ProcessorTests {
@@ -69,6 +90,27 @@ final class HalvingProcessor: VideoProcessor {
       // The new picture leaves with the time the processor gave it.
       let time = try #require(rendered.timestamp?.nanoseconds)
       #expect(seen.contains { UInt64($0.timeStampNs) == time })
+    }
+  }
+
+  /// LiveKit sends a frame's rotation for receivers to apply; on Linux the SDK turns the pixels.
+  @Test func aFrameReturnedWithARotationIsTurnedBeforeItIsRendered() async throws {
+    try await TestCameras.with(["usb-720p-webcam"]) { devices in
+      let track = LocalVideoTrack.createCameraTrack(
+        options: CameraCaptureOptions(device: devices[0], dimensions: .h360_169), processor: SidewaysProcessor())
+      let frames = FrameStream()
+      track.add(videoRenderer: frames)
+      try await track.capturer?.startCapture()
+      let rendered = try await frames.next()
+      try await track.capturer?.stopCapture()
+      #expect(rendered.dimensions == Dimensions(width: 180, height: 320))
+      // A quarter turn clockwise takes the top left quarter to the top right.
+      let luma = try rendered.planeBytes(0)  // rows packed: 180 bytes each
+      let stride = rendered.width
+      let topRight = luma[40 * stride + 140]
+      let topLeft = luma[40 * stride + 40]
+      let bottomRight = luma[280 * stride + 140]
+      #expect(topRight > 200 && topLeft < 50 && bottomRight < 50, "\(topLeft) \(topRight) \(bottomRight)")
     }
   }
 

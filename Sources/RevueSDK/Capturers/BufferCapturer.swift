@@ -10,17 +10,18 @@ import Synchronization
 /// concurrently: a frame that arrives while another is still being processed is dropped, so a
 /// slow processor lowers the frame rate and nothing queues up.
 public final class BufferCapturer: VideoCapturer, @unchecked Sendable {
-  // Safety (@unchecked): the in-flight flag is atomic and the conversions are in a Mutex.
+  // Safety (@unchecked): the in-flight flag is atomic and the converter is Sendable.
 
   private let inFlight = Atomic<Bool>(false)
-  private let conversions = Mutex<[ConversionKey: VideoConversion]>([:])
+  /// Used by one frame at a time (the in-flight flag).
+  private let converter = Mutex<FrameConverter?>(nil)
 
-  private struct ConversionKey: Hashable {
-    var format: PixelFormat
-    var rotation: VideoRotation
+  override init() {
+    super.init()
+    converter.withLock {
+      $0 = FrameConverter(category: "BufferCapturer") { [weak self] fault in self?.report(fault) }
+    }
   }
-
-  override init() { super.init() }
 
   deinit {
     if captureState == .capturing {
@@ -31,7 +32,7 @@ public final class BufferCapturer: VideoCapturer, @unchecked Sendable {
   /// Stops capturing and frees the conversion pipelines.
   public override func stopCapture() async throws {
     try await super.stopCapture()
-    conversions.withLock { $0.removeAll() }
+    converter.withLock { $0 }?.reset()
   }
 
   /// Sends an upright frame, timed now.
@@ -64,28 +65,8 @@ public final class BufferCapturer: VideoCapturer, @unchecked Sendable {
     var buffer = pixelBuffer.buffer
     buffer.pts = ClockTime(nanoseconds: timeStampNs > 0 ? UInt64(timeStampNs) : Self.monotonicNow())
     let timed = pixelBuffer.replacingBuffer(buffer)
-    guard let upright = convert(timed, rotation: rotation) else { return }
+    guard let upright = converter.withLock({ $0 })?.convert(timed, rotation: rotation) else { return }
     send(upright)
-  }
-
-  /// The frame turned and in NV12 or I420, or nil when the conversion failed (logged).
-  private func convert(_ frame: PixelBuffer, rotation: VideoRotation) -> PixelBuffer? {
-    if rotation == ._0, frame.format == .nv12 || frame.format == .i420 { return frame }
-    let key = ConversionKey(format: frame.format, rotation: rotation)
-    let conversion: VideoConversion? = conversions.withLock { all in
-      if let existing = all[key], !existing.hasFailed { return existing }
-      do {
-        let made = try VideoConversion(
-          from: frame.format, to: frame.format == .i420 ? .i420 : .nv12, rotation: rotation
-        ) { [weak self] fault in self?.report(fault) }
-        all[key] = made
-        return made
-      } catch {
-        RevueLog.log(.error, "BufferCapturer", "frame dropped: cannot build the conversion pipeline: \(error)")
-        return nil
-      }
-    }
-    return conversion?.convert(frame)
   }
 
   /// Now on the monotonic clock, in nanoseconds.
