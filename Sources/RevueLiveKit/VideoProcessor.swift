@@ -33,7 +33,7 @@ final class LiveKitProcessorAdapter: RevueSDK.VideoProcessor, @unchecked Sendabl
   /// Held while `processor` runs and its frame is turned.
   private let turn = Mutex(())
   /// Turns the frames returned with a rotation.
-  private let converter = FrameConverter(category: "VideoProcessor") { _ in }
+  private let converter = FrameConverter(category: "VideoProcessor")
 
   init(_ processor: any VideoProcessor) { self.processor = processor }
 

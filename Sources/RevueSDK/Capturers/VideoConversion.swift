@@ -85,10 +85,12 @@ final class VideoConversion: Sendable {
   private let onFault: @Sendable (MediaFault) -> Void
 
   /// A converter whose log entries name `category`, and whose pipelines' warnings and errors go
-  /// to `onFault` (a pipeline that failed is made again for the next frame).
-  public init(category: String, onFault: @escaping @Sendable (MediaFault) -> Void) {
+  /// to `onFault`, or to the log when it is nil (a pipeline that failed is made again for the
+  /// next frame).
+  public init(category: String, onFault: (@Sendable (MediaFault) -> Void)? = nil) {
     self.category = category
-    self.onFault = onFault
+    self.onFault =
+      onFault ?? { fault in RevueLog.log(fault.severity == .error ? .error : .warning, category, "\(fault)") }
   }
 
   /// `frame` turned clockwise by `rotation` (90° and 270° swap width and height), in I420 when
