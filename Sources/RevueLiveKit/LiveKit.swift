@@ -9,7 +9,7 @@
 //   `RevueSDK.VideoProcessor` there.
 // - ``LocalVideoTrack/createCameraTrack(name:options:processor:)`` with such a processor.
 // - ``ValueOrAbsent`` and ``CameraCaptureOptions/copyWith(deviceType:device:position:preferredFormat:dimensions:fps:)``.
-// - ``CaptureDevice/DeviceType`` (AVFoundation's `AVCaptureDevice.DeviceType`) and
+// - RevueSDK's ``CaptureDevice/DeviceType`` (AVFoundation's `AVCaptureDevice.DeviceType`) chosen with
 //   ``CameraCaptureOptions/init(deviceType:device:position:preferredFormat:dimensions:fps:)``.
 //
 // Everything runs on RevueSDK's camera: there is no second capture path.

@@ -95,33 +95,51 @@ final class PassThrough: RevueSDK.VideoProcessor {
     }
   }
 
+  /// The camera a capturer of `options` opens.
+  static func opened(with options: CameraCaptureOptions) async throws -> CaptureDevice? {
+    let capturer = try #require(LocalVideoTrack.createCameraTrack(options: options).capturer as? CameraCapturer)
+    try await capturer.startCapture()
+    let device = capturer.device
+    try await capturer.stopCapture()
+    return device
+  }
+
   /// `deviceType` chooses among the cameras present: this test needs every camera of the process.
   @Test(.wholeProcess) func deviceTypePicksACameraOfThatType() async throws {
     let profiles = ["usb-720p-webcam", "laptop-integrated", "laptop-ir", "csi-camera-module"]
     try await TestCameras.with(profiles) { devices in
-      let (usb, laptop, infrared, module) = (devices[0], devices[1], devices[2], devices[3])
+      let (laptop, infrared, module) = (devices[1], devices[2], devices[3])
+      var usb = devices[0]
       #expect(devices.map(\.deviceType) == [.external, .builtInWideAngleCamera, .infrared, .builtInWideAngleCamera])
 
-      // Seed 004's example.
+      // Seed 004's example: the options keep the type, and the camera is chosen when it starts.
       let options = CameraCaptureOptions(
         deviceType: .builtInWideAngleCamera,
         position: .back,
         dimensions: .h1080_169,
         fps: 60
       )
-      #expect(options.device == module)
+      #expect(options.device == nil)
       #expect(options.deviceType == .builtInWideAngleCamera)
       #expect(options.position == .back)
       #expect(options.dimensions == .h1080_169)
       #expect(options.fps == 60)
-      #expect(CameraCaptureOptions(deviceType: .builtInWideAngleCamera, position: .front).device == laptop)
-      #expect(CameraCaptureOptions(deviceType: .infrared).device == infrared)
+      #expect(try await Self.opened(with: options) == module)
+      #expect(
+        try await Self.opened(with: CameraCaptureOptions(deviceType: .builtInWideAngleCamera, position: .front))
+          == laptop)
+      #expect(try await Self.opened(with: CameraCaptureOptions(deviceType: .infrared)) == infrared)
       // A device given wins over the type.
-      #expect(CameraCaptureOptions(deviceType: .external, device: module).device == module)
-      #expect(options.copyWith(deviceType: .value(.external)).device == usb)
+      #expect(try await Self.opened(with: CameraCaptureOptions(deviceType: .external, device: module)) == module)
+      // copyWith sets the type or keeps it; seed 000's copyWith keeps it too.
+      let external = options.copyWith(deviceType: .value(.external))
+      #expect(external.deviceType == .external && external.position == .back)
+      #expect(options.copyWith(fps: .value(15)).deviceType == .builtInWideAngleCamera)
+      #expect(options.copyWith(fps: 15).deviceType == .builtInWideAngleCamera)
+      #expect(options.copyWith(deviceType: .value(nil)).deviceType == nil)
 
-      // The camera of the type is the one that captures.
-      let track = LocalVideoTrack.createCameraTrack(options: CameraCaptureOptions(deviceType: .external))
+      // The camera of the type captures, and frames come.
+      let track = LocalVideoTrack.createCameraTrack(options: external)
       let capturer = try #require(track.capturer as? CameraCapturer)
       let frames = FrameStream()
       track.add(videoRenderer: frames)
@@ -130,12 +148,12 @@ final class PassThrough: RevueSDK.VideoProcessor {
       _ = try await frames.next("a frame of the external camera")
       try await capturer.stopCapture()
 
-      // No camera of the type: no device, and the camera for the position is used.
+      // No camera of the type: the camera for the position. One plugged in later counts.
       try await TestCameras.remove([usb])
-      let none = CameraCaptureOptions(deviceType: .external, position: .back)
-      #expect(none.device == nil)
-      #expect(none.deviceType == nil)
-      #expect(options.copyWith(deviceType: .value(.external)).device == nil)
+      #expect(try await Self.opened(with: external) == module)
+      usb = try await TestCameras.add("usb-720p-webcam")
+      #expect(try await Self.opened(with: external) == usb)
+      try await TestCameras.remove([usb])
     }
   }
 }

@@ -4,8 +4,13 @@ public struct CameraCaptureOptions: Sendable, Hashable {
   /// The size type of the options (the same as ``Dimensions``).
   public typealias Dimensions = RevueSDK.Dimensions
 
-  /// A specific camera; when set, it wins over ``position``.
+  /// A specific camera; when set, it wins over ``deviceType`` and ``position``.
   public let device: CaptureDevice?
+  /// The kind of camera preferred when no ``device`` is named (LiveKit's option, set with
+  /// RevueLiveKit's initializer): the camera of that kind facing ``position`` (else the first of
+  /// that kind) present when the camera starts or switches; with none of that kind, the camera
+  /// for ``position``. Nil (the default): any kind.
+  public private(set) var deviceType: CaptureDevice.DeviceType?
   /// Which way the camera should face (`.front` by default); `.unspecified` lets the SDK pick.
   /// With no camera facing that way (a computer with only a USB camera), the SDK uses another one.
   public let position: CameraPosition
@@ -48,8 +53,17 @@ public struct CameraCaptureOptions: Sendable, Hashable {
       device: device ?? self.device, position: position ?? self.position,
       preferredFormat: preferredFormat ?? self.preferredFormat, dimensions: dimensions ?? self.dimensions,
       fps: fps ?? self.fps, isMirrored: isMirrored ?? self.isMirrored,
-      autoCorrectOrientation: autoCorrectOrientation ?? self.autoCorrectOrientation)
+      autoCorrectOrientation: autoCorrectOrientation ?? self.autoCorrectOrientation
+    ).preferring(deviceType)
   }
+
+  /// A copy whose ``deviceType`` is `deviceType`.
+  @_spi(Faces) public func preferring(_ deviceType: CaptureDevice.DeviceType?) -> CameraCaptureOptions {
+    var copy = self
+    copy.deviceType = deviceType
+    return copy
+  }
+
 }
 
 /// The error of a camera switch that cannot happen.

@@ -335,7 +335,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
         namedError = error
       }
     }
-    guard let fallback = Self.camera(facing: position, strictly: false), fallback != options.device else {
+    guard let fallback = Self.camera(for: options.deviceType, facing: position), fallback != options.device else {
       throw namedError ?? DeviceError(.cameraNotFound, "there is no colour camera with a usable format")
     }
     do {
@@ -376,6 +376,18 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   private static func device(for options: CameraCaptureOptions, position: CameraPosition) -> CaptureDevice? {
     if let named = options.device, let present = DeviceWatcher.shared.device(id: named.id, kind: .camera) {
       return present
+    }
+    return camera(for: options.deviceType, facing: position)
+  }
+
+  /// The first camera of `type` present facing `position`, else the first of `type`; with no
+  /// type, or none of it present, the camera for `position` (not strictly).
+  static func camera(for type: CaptureDevice.DeviceType?, facing position: CameraPosition) -> CaptureDevice? {
+    if let type {
+      let cameras = DeviceWatcher.shared.all.filter {
+        $0.kind == .camera && !$0.formats.isEmpty && $0.deviceType == type
+      }
+      if let camera = cameras.first(where: { $0.position == position }) ?? cameras.first { return camera }
     }
     return camera(facing: position, strictly: false)
   }

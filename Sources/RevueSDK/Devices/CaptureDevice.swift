@@ -268,3 +268,30 @@ public struct CaptureDevice: Sendable, Hashable, Identifiable, CustomStringConve
     hasher.combine(kind)
   }
 }
+
+extension CaptureDevice {
+  /// What kind of camera a device is: AVFoundation's `AVCaptureDevice.DeviceType` (LiveKit's
+  /// ``CameraCaptureOptions/deviceType``), as far as Linux can tell.
+  ///
+  /// V4L2 does not say which lens a camera has, so AVFoundation's ultra-wide, telephoto, dual,
+  /// TrueDepth and LiDAR types have no counterpart. What Linux knows is the bus and the formats:
+  /// a camera on USB is ``external`` (a laptop's own camera often sits on USB too, and then is
+  /// external, unless the system names its position), one that gives only grey pictures is
+  /// ``infrared``, and the others are ``builtInWideAngleCamera``.
+  public enum DeviceType: String, Sendable, Hashable, CaseIterable {
+    /// A built-in colour camera: facing front or back, or on a bus other than USB (a board's
+    /// camera module).
+    case builtInWideAngleCamera
+    /// A plugged-in camera (a USB webcam): ``CameraPosition/external``.
+    case external
+    /// An infrared face-login camera (grey pictures only), which Linux lists beside the colour
+    /// one; not in AVFoundation, which hides it.
+    case infrared
+  }
+
+  /// What kind of camera this is (for a microphone, meaningless: ``DeviceType/builtInWideAngleCamera``).
+  public var deviceType: DeviceType {
+    if isInfrared { return .infrared }
+    return position == .external ? .external : .builtInWideAngleCamera
+  }
+}
