@@ -35,14 +35,6 @@ import Testing
     }
   }
 
-  /// Waits until aiortc has decoded 50 audio and 30 video frames.
-  static func waitForAudioAndVideo(_ endpoint: Subprocess) async throws {
-    try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
-      let lines = output.split(separator: "\n")
-      return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
-    }
-  }
-
   @Test(arguments: [VideoCodec.vp8, .h264]) func aiortcDecodesWhatIsPublished(_ codec: VideoCodec) async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
@@ -73,7 +65,7 @@ import Testing
     let (endpoint, url) = try await WHIPEndpoint.start()
     try await Self.withCameraAndMicrophone { track, audio in
       let publication = try await WHIPPublication(publishing: track, audio: audio, to: url)
-      try await Self.waitForAudioAndVideo(endpoint)
+      try await WHIPEndpoint.waitForAudioAndVideo(endpoint)
       #expect(publication.statistics.audioBuffersSent > 0)
       await publication.stop()
       #expect(audio.renderers.all.isEmpty, "the publication let go of the microphone")
@@ -107,7 +99,7 @@ import Testing
       let sound = try await participant.publish(audioTrack: audio)
       #expect(room.publications.map(\.sid) == [video.sid, sound.sid])
       #expect(video.codec == .h264 && video.ports.isEmpty && sound.audioEncoding != nil)
-      try await Self.waitForAudioAndVideo(endpoint)
+      try await WHIPEndpoint.waitForAudioAndVideo(endpoint)
       let sent = video.statistics
       #expect(
         sent.framesEncoded >= 30 && sent.keyframes >= 1 && sent.packetsSent >= 30 && sent.bytesSent > 0, "\(sent)")

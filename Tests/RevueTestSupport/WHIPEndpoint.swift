@@ -18,6 +18,14 @@ public enum WHIPEndpoint {
     try await run("janus_whip.py", [janus.url.absoluteString], path: "/whip/\(room)")
   }
 
+  /// Waits until aiortc's endpoint has decoded 50 audio and 30 video frames.
+  public static func waitForAudioAndVideo(_ endpoint: Subprocess) async throws {
+    try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
+      let lines = output.split(separator: "\n")
+      return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
+    }
+  }
+
   private static func run(_ script: String, _ arguments: [String], path: String) async throws -> (Subprocess, URL) {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../Peers/\(script)").standardized

@@ -114,6 +114,39 @@ import Testing
     }
   }
 
+  /// A room joined over WHIP sends its custom tracks to the endpoint, where aiortc (a WebRTC
+  /// stack no one here wrote) decodes them; a camera changed for another is a new session,
+  /// decoded too; leaving deletes every session.
+  @MainActor @Test func customTracksAreSentOverWHIP() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    try await TestCameras.with(["usb-720p-webcam", "usb-1080p-webcam"]) { cameras in
+      try await Devices.withMicrophone { microphone in
+        let camera = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
+        let mic = try await VideoSDK.createMicrophoneAudioTrack(microphoneId: microphone.id)
+        let room = VideoSDK.createRoom(customCameraTrack: camera, customMicrophoneTrack: mic)
+        let listener = ErrorListener()
+        await room.addEventListener(listener)
+        try await room.join(url: url)
+        try await WHIPEndpoint.waitForAudioAndVideo(endpoint)
+
+        let other = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[1].id)
+        try await room.changeCam(customCameraTrack: other)
+        try await endpoint.waitForOutput(within: 20, for: "30 frames of a second video session") { output in
+          Set(output.split(separator: "\n").filter { $0.hasPrefix("frames 30 session ") }).count == 2
+        }
+        #expect(camera.isEnded && !other.isEnded)
+
+        await room.leave()
+        try await endpoint.waitForOutput(within: 10, for: "the three sessions deleted") { output in
+          output.split(separator: "\n").filter { $0.hasPrefix("deleted session ") }.count == 3
+        }
+        #expect(listener.errors.isEmpty)
+        #expect(other.isEnded && mic.isEnded, "leaving released the tracks it sent")
+      }
+    }
+    await endpoint.stop()
+  }
+
   /// The seed's screen share example on an Xvfb screen, then its profile form. The share reads
   /// `DISPLAY`, which the test sets for the process: it runs alone.
   @Test(.wholeProcess) func theSeedsScreenShareExampleSharesTheScreen() async throws {
