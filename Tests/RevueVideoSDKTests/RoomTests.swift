@@ -114,6 +114,50 @@ import Testing
     }
   }
 
+  /// A default device that cannot open makes `join` throw VideoSDK's code of the cause, and
+  /// nothing is left sent or open. The default devices pick among every device of the process:
+  /// the test runs alone.
+  @MainActor @Test(.wholeProcess) func aDefaultDeviceThatCannotOpenFailsTheJoinAndLeavesNothingSent() async throws {
+    try await TestCameras.with(["laptop-integrated"]) { cameras in
+      try await Devices.withMicrophone { microphone in
+        try await TestCameras.waitUntilAlone(microphone)
+        let url = URL(string: "rtp://127.0.0.1:\(FreePorts.rtp(pairs: 4))")!
+        let room = VideoSDK.createRoom()
+        let participant = try #require(room.room.localParticipant)
+
+        VirtualDevices.setBusy(cameras[0].id, true)
+        do {
+          try await room.join(url: url)
+          Issue.record("joined with a busy camera")
+        } catch let error as VideoSDKError {
+          #expect(error.code == 3023 && error.name == "ERROR_CAMERA_IN_USE", "\(error)")
+        }
+        VirtualDevices.setBusy(cameras[0].id, false)
+        var joined = await room.isJoined
+        #expect(!joined && room.room.publications.isEmpty)
+        #expect(participant.microphoneTrack.capturer?.captureState == .idle, "the microphone was not opened")
+
+        // The camera opens, the microphone refuses: the camera is closed again.
+        VirtualDevices.setDenied(microphone.id, true)
+        do {
+          try await room.join(url: url)
+          Issue.record("joined with a microphone that refuses access")
+        } catch let error as VideoSDKError {
+          #expect(error.code == 3018 && error.name == "ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED", "\(error)")
+        }
+        VirtualDevices.setDenied(microphone.id, false)
+        joined = await room.isJoined
+        #expect(!joined && room.room.publications.isEmpty)
+        #expect(participant.cameraTrack.capturer?.captureState == .idle, "the camera was closed again")
+
+        // Both open: the join goes through.
+        try await room.join(url: url)
+        #expect(room.room.publications.count == 2)
+        await room.leave()
+      }
+    }
+  }
+
   /// A room joined over WHIP sends its custom tracks to the endpoint, where aiortc (a WebRTC
   /// stack no one here wrote) decodes them; a camera changed for another is a new session,
   /// decoded too; leaving deletes every session.
