@@ -376,17 +376,26 @@ import Testing
   }
 
   @Test func copiesOfARequestAreAnsweredOnlyWhileTheBudgetIsAmple() {
-    // 480 kb/s: a bucket of 12 packets. Full, a first request and its three copies are answered.
+    // 480 kb/s: buckets of 12 packets. Full, a first request and its three copies are answered,
+    // and the copies leave the first requests' bucket alone.
     let budget = RetransmissionBudget(target: 480_000)
     let start = ContinuousClock.now
     #expect((0..<4).allSatisfy { _ in budget.allows(7, at: start) })
-    // Drained below half by first requests (8 of 12 taken), copies are refused and first
-    // requests still answered.
-    #expect((100..<104).allSatisfy { budget.allows(UInt16($0), at: start) })
-    #expect(!budget.allows(100, at: start))
-    #expect(budget.allows(200, at: start))
+    // Copies of five more requests: the copies' bucket runs out (9 left, 15 asked) and first
+    // requests are still answered.
+    let copies = (100..<105).flatMap { packet in
+      [budget.allows(UInt16(packet), at: start)] + (0..<3).map { _ in budget.allows(UInt16(packet), at: start) }
+    }
+    #expect(copies.filter { $0 }.count == 5 + 9)
     // After the copy window, a request for the same packet is a first one again.
     #expect(budget.allows(100, at: start + .seconds(1)))
+
+    // Drained below half by first requests (7 of 12 taken: 5 left), copies are refused though
+    // their own bucket is full (the path is congested), and first requests still answered.
+    let congested = RetransmissionBudget(target: 480_000)
+    #expect((0..<7).allSatisfy { congested.allows(UInt16($0), at: start) })
+    #expect(!congested.allows(0, at: start))
+    #expect(congested.allows(7, at: start))
   }
 
   @Test func aHalvedFrameRateDropsEveryOtherFrameBeforeTheEncoderAndTheTargetReachesIt() async throws {
