@@ -150,7 +150,7 @@ private final class FrameHalving: Sendable {
 /// quarter, `LossRecoveryTests` lost frames at 5 % and 10 % loss). Copies have a bucket of
 /// their own: when they drew on the first requests' bucket, 10 % random loss kept it just under
 /// half full, most copies were refused (120–220 in a run of the four 10 % trials), a request then
-/// failed with its one retransmission (one in ten), and one trial in four or five gave a packet
+/// failed with its one retransmission (one in ten), and one run of the trials in seven gave a packet
 /// up (93 % of the frames intact, under the 95 % asked).
 final class RetransmissionBudget: Sendable {
   /// The share of the target retransmissions may take.
