@@ -63,7 +63,6 @@ public struct CameraCaptureOptions: Sendable, Hashable {
     copy.deviceType = deviceType
     return copy
   }
-
 }
 
 /// The error of a camera switch that cannot happen.
