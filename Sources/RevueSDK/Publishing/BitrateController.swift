@@ -46,8 +46,9 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 /// - a burst of retransmission requests (RTCP NACK) is taken as loss at once, a report sooner;
 /// - growth is gentle (``gentleIncreasePerSecond``, and never more than a little above what
 ///   arrived) after a decrease, until the receiver gets clearly more than the rate that choked
-///   the path: then the path has grown, and growth is fast (``increasePerSecond``), so that a
-///   stream cut to a sixth climbs back within ten seconds when the link clears;
+///   the path, or the reports show neither loss nor queue for ``calmWindow``: then the path has
+///   grown, and growth is fast (``increasePerSecond``), so that a stream cut to a sixth climbs
+///   back within ten seconds when the link clears;
 /// - the encoder is asked for the target less what the stream has lately sent above what its
 ///   encoder was asked for (retransmissions, headers, rate-control overshoot), so that what is
 ///   sent, not what is encoded, is the target.
@@ -118,8 +119,16 @@ struct BitrateController: Sendable {
   static let gentleIncreasePerSecond = 0.2
   /// While growth is gentle, the target goes no further than this many times what arrived.
   static let gentleHeadroom = 1.15
-  /// The path has grown once the receiver got this many times the rate that last choked it.
+  /// The path has grown once the receiver got this many times the rate that last choked it…
   static let grownBy = 1.1
+  /// …or once every report for this long came back calm: no loss and no queue (at most
+  /// ``calmQueueing``). Under a cap, each keyframe (every 2 s) and frames near the cap queue at
+  /// the bottleneck; with the cap gone, nothing does. It ends the held-back growth of an encoder
+  /// that sends less than its target, which cannot take what arrives past ``grownBy`` times
+  /// what choked the path.
+  static let calmWindow = Duration.milliseconds(2500)
+  /// The most queueing (round-trip time above the least of the window) of a calm report.
+  static let calmQueueing = Duration.milliseconds(5)
   /// Growth per second otherwise.
   static let increasePerSecond = 0.6
   /// An increase goes no further than this many times the rate the receiver got, and 10 kb/s
@@ -170,6 +179,8 @@ struct BitrateController: Sendable {
   /// The rate that last choked the path, while growth is gentle; nil once the path has shown
   /// it carries more (or before it ever choked).
   private(set) var choked: Double?
+  /// Since when every report has been calm (``calmWindow``); nil when the latest was not.
+  private var calmSince: Duration?
   /// The packets the stream sent per second over the latest report's interval.
   private(set) var packetRate = 0.0
   /// The previous report that counted.
@@ -236,6 +247,11 @@ struct BitrateController: Sendable {
     let latestQueueing = report.roundTrip.flatMap { roundTrip in least.map { roundTrip - $0 } }
     let lastingQueueing = report.roundTrip.flatMap { _ in least.map { roundTrips.suffix(2).min()! - $0 } }
     let mayDecrease = lastReportedDecrease.map { report.time - $0 >= Self.decreaseInterval } ?? true
+    if report.fractionLost == 0, let latestQueueing, latestQueueing <= Self.calmQueueing {
+      calmSince = calmSince ?? previous.time
+    } else {
+      calmSince = nil
+    }
 
     // The rate that choked the path: more than arrived (the rest was lost or queued), at most
     // what was aimed at.
@@ -255,6 +271,7 @@ struct BitrateController: Sendable {
       target < ceiling
     {
       if let rate = choked, received > rate * Self.grownBy { choked = nil }
+      if let calmSince, report.time - calmSince >= Self.calmWindow { choked = nil }
       let counted = min(seconds, Double(Self.longestInterval / .milliseconds(1)) / 1000)
       // An encoder that does not use its target (a still scene) does not learn what the path
       // carries: the target goes no further than a little (gentle) or twice (fast) what arrived.
