@@ -45,10 +45,9 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 ///   the old target: one report takes 1.5 Mb/s to just under a 250 kb/s link;
 /// - a burst of retransmission requests (RTCP NACK) is taken as loss at once, a report sooner;
 /// - growth is gentle (``gentleIncreasePerSecond``, and never more than a little above what
-///   arrived) after a decrease, until the receiver gets clearly more than the rate that choked
-///   the path, or the reports show neither loss nor queue for ``calmWindow``: then the path has
-///   grown, and growth is fast (``increasePerSecond``), so that a stream cut to a sixth climbs
-///   back within ten seconds when the link clears;
+///   arrived) after a decrease, until the reports show neither loss nor queue for
+///   ``calmWindow``: then the path has grown, and growth is fast (``increasePerSecond``), so
+///   that a stream cut to a sixth climbs back within ten seconds when the link clears;
 /// - the encoder is asked for the target less what the stream has lately sent above what its
 ///   encoder was asked for (retransmissions, headers, rate-control overshoot), so that what is
 ///   sent, not what is encoded, is the target.
@@ -119,13 +118,12 @@ struct BitrateController: Sendable {
   static let gentleIncreasePerSecond = 0.2
   /// While growth is gentle, the target goes no further than this many times what arrived.
   static let gentleHeadroom = 1.15
-  /// The path has grown once the receiver got this many times the rate that last choked it…
-  static let grownBy = 1.1
-  /// …or once every report for this long came back calm: no loss and no queue (at most
-  /// ``calmQueueing``). Under a cap, each keyframe (every 2 s) and frames near the cap queue at
-  /// the bottleneck; with the cap gone, nothing does. It ends the held-back growth of an encoder
-  /// that sends less than its target, which cannot take what arrives past ``grownBy`` times
-  /// what choked the path.
+  /// The path has grown once every report for this long came back calm: no loss and no queue
+  /// (at most ``calmQueueing``). Under a cap, each keyframe (every 2 s) and frames near the cap
+  /// queue at the bottleneck; with the cap gone, nothing does. What arrived says less: a
+  /// report of a 250 kb/s stream counts 6–16 packets and read up to 400 kb/s through a
+  /// 250 kb/s link, and an encoder that sends 0.8–0.9 of its target stays under any rate that
+  /// choked the path.
   static let calmWindow = Duration.milliseconds(2500)
   /// The most queueing (round-trip time above the least of the window) of a calm report.
   static let calmQueueing = Duration.milliseconds(5)
@@ -176,10 +174,10 @@ struct BitrateController: Sendable {
   /// The rate the receiver got over the interval before the latest report, in bits per
   /// second; nil before two reports.
   private(set) var received: Double?
-  /// The rate that last choked the path, while growth is gentle; nil once the path has shown
-  /// it carries more (or before it ever choked).
-  private(set) var choked: Double?
-  /// Since when every report has been calm (``calmWindow``); nil when the latest was not.
+  /// Whether growth is gentle: from a decrease until the path is calm for ``calmWindow``.
+  private(set) var gentle = false
+  /// Since when every report has been calm (``calmWindow``); nil when the latest was not, or
+  /// the target went down since.
   private var calmSince: Duration?
   /// The packets the stream sent per second over the latest report's interval.
   private(set) var packetRate = 0.0
@@ -253,30 +251,24 @@ struct BitrateController: Sendable {
       calmSince = nil
     }
 
-    // The rate that choked the path: more than arrived (the rest was lost or queued), at most
-    // what was aimed at.
-    let choking = min(Double(target), received * 1.5)
     if report.fractionLost > Self.decreaseAboveLoss {
       if mayDecrease, decrease(to: received * Self.lossBackoff, .loss(report.fractionLost), at: report.time) {
         lastReportedDecrease = report.time
-        choked = choking
       }
     } else if let lastingQueueing, let roundTrip = report.roundTrip, lastingQueueing > Self.queueingThreshold {
       let cut = max(received * Self.delayBackoff, Double(target) * Self.delayFloor)
       if mayDecrease, decrease(to: cut, .delay(roundTrip), at: report.time) {
         lastReportedDecrease = report.time
-        choked = choking
       }
     } else if report.fractionLost < Self.increaseBelowLoss, (latestQueueing ?? .zero) <= Self.queueingHold,
       target < ceiling
     {
-      if let rate = choked, received > rate * Self.grownBy { choked = nil }
-      if let calmSince, report.time - calmSince >= Self.calmWindow { choked = nil }
+      if let calmSince, report.time - calmSince >= Self.calmWindow { gentle = false }
       let counted = min(seconds, Double(Self.longestInterval / .milliseconds(1)) / 1000)
       // An encoder that does not use its target (a still scene) does not learn what the path
       // carries: the target goes no further than a little (gentle) or twice (fast) what arrived.
       let raised =
-        choked == nil
+        !gentle
         ? min(Double(target) * pow(1 + Self.increasePerSecond, counted), received * Self.headroom + 10_000)
         : min(Double(target) * pow(1 + Self.gentleIncreasePerSecond, counted), received * Self.gentleHeadroom)
       if raised > Double(target) { set(raised, raised >= Double(ceiling) ? .ceiling : .increase) }
@@ -302,10 +294,7 @@ struct BitrateController: Sendable {
       lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
     else { return false }
     let before = (encoderBitrate, halvesFrameRate)
-    let choking = Double(target)
-    if decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(packets), at: time) {
-      choked = choking
-    }
+    decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(packets), at: time)
     requests.removeAll()
     return (encoderBitrate, halvesFrameRate) != before
   }
@@ -323,12 +312,14 @@ struct BitrateController: Sendable {
     return Double(packets) * Double(report.bytesSent - previous.bytesSent) / Double(media) * 8 / seconds
   }
 
-  /// Lowers the target to `rate` for `reason`, at `time`; returns false (and changes nothing)
-  /// when that is not lower.
+  /// Lowers the target to `rate` for `reason`, at `time`, and makes growth gentle until the
+  /// path is calm again; returns false (and changes nothing) when that is not lower.
   @discardableResult
   private mutating func decrease(to rate: Double, _ reason: BitrateChangeReason, at time: Duration) -> Bool {
     guard rate < Double(target) else { return false }
     lastDecrease = time
+    gentle = true
+    calmSince = nil
     set(rate, reason)
     return true
   }
