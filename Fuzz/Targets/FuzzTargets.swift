@@ -50,8 +50,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   // MARK: - SDP
 
   private static func sdp(_ data: [UInt8]) -> Outcome {
+    let text = String(decoding: data, as: UTF8.self)
+    // The same text as a WHIP endpoint's answer: the RIDs read are plain tokens.
+    let (accepted, _) = FuzzEntry.simulcast(text)
+    for rid in accepted {
+      precondition(!rid.isEmpty && !rid.contains { ";,~ \r\n".contains($0) }, "RID '\(rid)'")
+    }
     do {
-      let sections = try FuzzEntry.parseSDP(String(decoding: data, as: UTF8.self))
+      let sections = try FuzzEntry.parseSDP(text)
       // What the parser accepts, the receiver binds: a port of 1…65534 (RTCP on the next one).
       for section in sections { precondition((1..<65_535).contains(section.port), "SDP port \(section.port)") }
       return .accepted

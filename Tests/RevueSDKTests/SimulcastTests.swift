@@ -14,8 +14,11 @@ import Testing
     #expect(sizes(on, .h480_43) == [.h480_43, .h180_43])  // 640 wide: two layers
     #expect(sizes(on, .h240_43) == [.h240_43])  // under 480: none
     #expect(sizes(VideoPublishOptions(simulcast: true, maxLayer: .maxLayer2), .h1080_169) == [.h1080_169, .h180_169])
-    // By destination (nil): a room's destinations are point-to-point RTP, so one layer.
+    // By destination (nil): one layer to point-to-point RTP, the layers to an SFU (WHIP); an
+    // explicit choice holds for both.
     #expect(VideoPublishOptions().simulcast == nil && sizes(VideoPublishOptions(), .h1080_169) == [.h1080_169])
+    #expect(VideoPublishOptions().layers(for: .h720_169, toSFU: true).map(\.dimensions) == sizes(on, .h720_169))
+    #expect(VideoPublishOptions(simulcast: false).layers(for: .h720_169, toSFU: true).count == 1)
     // A portrait track: the layers' shorter side is the preset's.
     #expect(sizes(on, .h720_169.swapped) == [.h720_169.swapped, .h360_169.swapped, .h180_169.swapped])
     // Layers of the user's, at its encodings.

@@ -48,6 +48,8 @@ import Testing
       }
       #expect(publication.endpoint.scheme == "http")
       #expect(publication.resource.path.hasPrefix("/resource/"))
+      // Simulcast was offered (640×480 has a smaller layer); aiortc's answer takes none.
+      #expect(publication.layers.map(\.dimensions) == [.h480_43])
       try await endpoint.waitForOutput(containing: "frames 30", within: 20)
       #expect(publication.statistics.connectionState == "connected")
       #expect(publication.statistics.framesSent >= 30)
@@ -128,12 +130,8 @@ import Testing
     do {
       try await TestCameras.with(["usb-1080p-webcam"]) { devices in
         let track = try await Self.camera(devices[0])
-        let publication = try await WHIPPublication(publishing: track, to: url)
-        let said = try await frontEnd.waitForOutput(containing: "published room 1234 feed ", within: 10)
-        let feed = try #require(
-          said.split(separator: "\n").first { $0.hasPrefix("published room 1234 feed ") }?.split(separator: " ").last
-            .flatMap { Int($0) })
-        let viewer = try await JanusViewer(janus, room: 1234, feed: feed)
+        let publication = try await WHIPPublication(publishing: track, to: url, simulcast: false)
+        let viewer = try await JanusViewer(janus, room: 1234, feed: try await Self.feed(frontEnd, room: 1234))
         try await viewer.waitForFrames(30, within: 20)
         await viewer.stop()
         await publication.stop()
@@ -147,6 +145,48 @@ import Testing
     }
     await frontEnd.stop()
     await janus.stop()
+  }
+
+  /// Simulcast to an SFU: a 1280×720 camera published to Janus's VideoRoom is offered in three
+  /// layers told apart by their RIDs, and Janus takes them all; a subscriber decodes the full
+  /// size (Janus's default), then each smaller layer it asks for: Janus routed every layer.
+  @Test func janusVideoRoomTakesTheSimulcastLayers() async throws {
+    let janus = try await Janus.start(plugins: ["videoroom"])
+    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: 1235)
+    do {
+      try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+        let track = LocalVideoTrack.createCameraTrack(
+          options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169, fps: 30))
+        try await track.capturer?.startCapture()
+        let publication = try await WHIPPublication(publishing: track, to: url)
+        #expect(publication.layers.map(\.dimensions) == [.h720_169, .h360_169, .h180_169])
+        let viewer = try await JanusViewer(janus, room: 1235, feed: try await Self.feed(frontEnd, room: 1235))
+        try await viewer.waitForFrames(10, width: 1280, height: 720, within: 20)
+        try await viewer.choose(substream: 0)
+        try await viewer.waitForFrames(10, width: 320, height: 180, within: 20)
+        try await viewer.choose(substream: 1)
+        try await viewer.waitForFrames(10, width: 640, height: 360, within: 20)
+        #expect(publication.statistics.framesEncoded >= 30)
+        await viewer.stop()
+        await publication.stop()
+        try await frontEnd.waitForOutput(containing: "deleted session", within: 10)
+        try await track.capturer?.stopCapture()
+      }
+    } catch {
+      Issue.record("the front end said:\n\(await frontEnd.stop().error.suffix(2000))")
+      Issue.record("Janus said:\n\(await janus.stop().output.suffix(2000))")
+      throw error
+    }
+    await frontEnd.stop()
+    await janus.stop()
+  }
+
+  /// The publisher's id in `room` the Janus front end printed (what a subscriber asks for).
+  static func feed(_ frontEnd: Subprocess, room: Int) async throws -> Int {
+    let prefix = "published room \(room) feed "
+    let said = try await frontEnd.waitForOutput(containing: prefix, within: 10)
+    return try #require(
+      said.split(separator: "\n").first { $0.hasPrefix(prefix) }?.split(separator: " ").last.flatMap { Int($0) })
   }
 
   /// Each bad endpoint, what the error must say, and how long it may take.

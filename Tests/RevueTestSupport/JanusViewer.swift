@@ -11,6 +11,8 @@ public final class JanusViewer: Sendable {
   private let handle: JanusHandle
   private let pipeline: Pipeline
   private let decoded = FrameCounter()
+  /// The `mid` of the video Janus offered, once it did.
+  private let videoMid = Mutex<String?>(nil)
 
   /// Frames decoded so far.
   public var framesDecoded: Int { decoded.count }
@@ -51,6 +53,7 @@ public final class JanusViewer: Sendable {
       }
     }
 
+    videoMid.withLock { $0 = Self.firstVideoMid(in: offer!) }
     let webrtc = try WebRTCBin()
     try pipeline.add(webrtc.element)
     // Weakly: the pipeline holds webrtcbin, which holds this handler.
@@ -79,9 +82,26 @@ public final class JanusViewer: Sendable {
     for (line, candidate) in queued { await Self.send(candidate, line: line, to: handle) }
   }
 
+  /// The `a=mid` of the first video section of `sdp`.
+  private static func firstVideoMid(in sdp: String) -> String? {
+    let lines = sdp.split(whereSeparator: \.isNewline)
+    guard let video = lines.firstIndex(where: { $0.hasPrefix("m=video") }) else { return nil }
+    return lines[video...].dropFirst().prefix { !$0.hasPrefix("m=") }.first { $0.hasPrefix("a=mid:") }
+      .map { String($0.dropFirst("a=mid:".count)) }
+  }
+
+  /// Asks Janus for simulcast layer `substream` of the video (0 the smallest, 2 the largest),
+  /// as a VideoRoom subscriber's `configure` does; Janus switches at the layer's next keyframe.
+  public func choose(substream: Int) async throws {
+    guard let mid = videoMid.withLock({ $0 }) else { throw Janus.APIError(description: "Janus offered no video") }
+    try await handle.message(["request": "configure", "streams": [["mid": mid, "substream": substream]]])
+  }
+
   /// Links a new pad of `webrtcbin` to a depayloader and decoder for its codec, calling
-  /// `decoded` with each frame.
-  private static func decode(_ pad: Pad, in pipeline: Pipeline, _ decoded: @escaping @Sendable () -> Void) {
+  /// `decoded` with each frame's size.
+  private static func decode(
+    _ pad: Pad, in pipeline: Pipeline, _ decoded: @escaping @Sendable (_ width: Int, _ height: Int) -> Void
+  ) {
     let caps = pad.currentCaps ?? pad.queryCaps()
     guard caps.count > 0, let name = caps.structure(at: 0).get("encoding-name", as: String.self) else { return }
     let chain =
@@ -91,8 +111,9 @@ public final class JanusViewer: Sendable {
       default: "fakesink"
       }
     guard let bin = try? Bin(parsing: "queue ! \(chain) ! fakesink name=sink sync=false") else { return }
-    bin.element(named: "sink")?.staticPad("sink")?.addProbe(.buffer) { _, _ in
-      decoded()
+    bin.element(named: "sink")?.staticPad("sink")?.addProbe(.buffer) { pad, _ in
+      let size = pad.currentCaps.map { $0.structure(at: 0) }
+      decoded(size?.get("width", as: Int.self) ?? 0, size?.get("height", as: Int.self) ?? 0)
       return .ok
     }
     guard (try? pipeline.add(bin)) != nil, let sink = bin.staticPad("sink") else { return }
@@ -113,6 +134,17 @@ public final class JanusViewer: Sendable {
     }
   }
 
+  /// Waits until `count` frames of `width`×`height` were decoded, within `seconds`.
+  public func waitForFrames(_ count: Int, width: Int, height: Int, within seconds: Double) async throws {
+    do {
+      try await withDeadline(seconds, "\(count) frames of \(width)x\(height) decoded through Janus") { [decoded] in
+        await decoded.wait(for: count, ofSize: "\(width)x\(height)")
+      }
+    } catch {
+      throw Janus.APIError(description: "\(error); frames decoded by size: \(decoded.sizes)")
+    }
+  }
+
   /// Leaves: Janus destroys the session, the pipeline stops.
   public func stop() async {
     await handle.destroy()
@@ -120,40 +152,65 @@ public final class JanusViewer: Sendable {
   }
 }
 
-/// Counts frames and wakes those waiting for a number of them.
+/// Counts frames, in all and by size, and wakes those waiting for a number of them.
 private final class FrameCounter: Sendable {
-  private let state = Mutex<(count: Int, waiters: [(UUID, Int, CheckedContinuation<Void, Never>)])>((0, []))
-
-  var count: Int { state.withLock { $0.count } }
-
-  @Sendable func add() {
-    let ready = state.withLock { state in
-      state.count += 1
-      let count = state.count
-      defer { state.waiters.removeAll { $0.1 <= count } }
-      return state.waiters.filter { $0.1 <= count }.map(\.2)
-    }
-    for waiter in ready { waiter.resume() }
+  private struct Waiter {
+    let id: UUID
+    /// The size counted (`WIDTHxHEIGHT`), or nil for every frame.
+    let size: String?
+    let count: Int
+    let continuation: CheckedContinuation<Void, Never>
   }
 
-  /// Returns once `count` frames were counted, or at once when the task is cancelled (a
-  /// deadline passed: the waiter must not be left behind).
-  func wait(for count: Int) async {
+  private struct State {
+    var count = 0
+    var sizes: [String: Int] = [:]
+    var waiters: [Waiter] = []
+
+    func reached(_ count: Int, ofSize size: String?) -> Bool {
+      (size.map { sizes[$0] ?? 0 } ?? self.count) >= count
+    }
+  }
+
+  private let state = Mutex(State())
+
+  var count: Int { state.withLock { $0.count } }
+  /// The frames counted by size (`WIDTHxHEIGHT`).
+  var sizes: [String: Int] { state.withLock { $0.sizes } }
+
+  @Sendable func add(width: Int, height: Int) {
+    let ready = state.withLock { state in
+      state.count += 1
+      state.sizes["\(width)x\(height)", default: 0] += 1
+      let (ready, waiting) = (
+        state.waiters.filter { state.reached($0.count, ofSize: $0.size) },
+        state.waiters.filter { !state.reached($0.count, ofSize: $0.size) }
+      )
+      state.waiters = waiting
+      return ready
+    }
+    for waiter in ready { waiter.continuation.resume() }
+  }
+
+  /// Returns once `count` frames (of `size`, if given) were counted, or at once when the task is
+  /// cancelled (a deadline passed: the waiter must not be left behind).
+  func wait(for count: Int, ofSize size: String? = nil) async {
     let id = UUID()
     await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         let ready = state.withLock { state in
-          if state.count < count && !Task.isCancelled { state.waiters.append((id, count, continuation)) }
-          return state.count >= count || Task.isCancelled
+          let ready = state.reached(count, ofSize: size) || Task.isCancelled
+          if !ready { state.waiters.append(Waiter(id: id, size: size, count: count, continuation: continuation)) }
+          return ready
         }
         if ready { continuation.resume() }
       }
     } onCancel: {
       let waiter = state.withLock { state in
-        defer { state.waiters.removeAll { $0.0 == id } }
-        return state.waiters.first { $0.0 == id }?.2
+        defer { state.waiters.removeAll { $0.id == id } }
+        return state.waiters.first { $0.id == id }
       }
-      waiter?.resume()
+      waiter?.continuation.resume()
     }
   }
 }

@@ -74,7 +74,8 @@ public final class LocalTrackPublication: Sendable {
   /// The video encoding of the full-size stream (nil for audio).
   public var encoding: VideoEncoding? { layers.first?.encoding }
   /// The video streams sent, the full size first: one, or one per simulcast layer, each on its
-  /// own port pair from ``port`` upward (empty for audio).
+  /// own port pair from ``port`` upward, or told apart by RID in a WHIP session (the layers
+  /// its endpoint took); empty for audio.
   public var layers: [VideoParameters] {
     if case .video(_, let layers) = media { return layers }
     return []
@@ -275,7 +276,7 @@ public final class LocalTrackPublication: Sendable {
   }
 
   /// The counters of one stream (an index of ``layers``), and its bitrate since the previous
-  /// read of this layer's statistics.
+  /// read of this layer's statistics. A WHIP session counts its layers together, as layer 0.
   public func statistics(layer: Int) -> Statistics? {
     guard case .rtp(let sender) = transport else {
       guard layer == 0, case .whip(let whip) = transport else { return nil }

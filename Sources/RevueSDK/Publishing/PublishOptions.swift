@@ -176,10 +176,9 @@ public struct VideoPublishOptions: Sendable, Hashable {
   ///
   /// nil (the default) decides by destination, as API.md says: off for the `rtp://` and
   /// `srtp://` rooms, which are point-to-point (no forwarder chooses between layers, and each
-  /// layer costs an encoder); it should be on for a room that publishes to an SFU (`whip+https://`),
-  /// but a WHIP publication sends one stream: GStreamer 1.22's `webrtcbin` sends no simulcast,
-  /// so a room connected to WHIP sends the full size alone, whatever this says (logged when
-  /// true). The VideoSDK face passes seed 002's
+  /// layer costs an encoder); on for a room that publishes to an SFU (`whip+https://`), where
+  /// the layers are offered by RID as browsers offer them and sent if the endpoint's answer
+  /// takes them (else the full size goes alone). The VideoSDK face passes seed 002's
   /// `multiStream` (true by default). Layers follow LiveKit's rule: three when the longer side is
   /// at least 960, two from 480, none below.
   public var simulcast: Bool?
@@ -221,12 +220,12 @@ public struct VideoPublishOptions: Sendable, Hashable {
     self.adaptiveBitrate = adaptiveBitrate
   }
 
-  /// The layers sent for a track of `dimensions`, the full size first.
-  public func layers(for dimensions: Dimensions) -> [VideoParameters] {
+  /// The layers sent for a track of `dimensions`, the full size first; `toSFU` is the
+  /// destination's part in the default (``simulcast`` nil): whether it is an SFU (WHIP).
+  public func layers(for dimensions: Dimensions, toSFU: Bool = false) -> [VideoParameters] {
     let full = VideoParameters(
       dimensions: dimensions, encoding: encoding ?? .forDimensions(dimensions, mode: bitrateMode))
-    // By destination: off for point-to-point RTP; WHIP sends one stream in any case.
-    guard simulcast == true else { return [full] }
+    guard simulcast ?? toSFU else { return [full] }
     let presets =
       (simulcastLayers.isEmpty
       ? (dimensions.isCloserTo169

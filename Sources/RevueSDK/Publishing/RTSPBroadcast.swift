@@ -69,7 +69,7 @@ public final class RTSPBroadcast: Sendable {
     } catch {
       throw RevueError(.invalidInput, "cannot serve RTSP", underlying: error)
     }
-    let size = track.capturer?.dimensions ?? .h720_169
+    let size = track.publishedSize
     let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
     let chain = LocalTrackPublication.videoChain(codec, layer, scaled: false)
     // The payloader of stream 0 is pay0; the server gives it its payload type, as in its SDP.

@@ -47,6 +47,9 @@ public final class WHIPPublication: Sendable {
   public let resource: URL
   /// The codec the track is encoded with.
   public let codec: VideoCodec
+  /// The video layers sent, the full size first: every layer offered when the endpoint took
+  /// simulcast, else the full size alone; empty without video.
+  public let layers: [VideoParameters]
 
   private let session: Session
   let status: StreamStatus
@@ -61,6 +64,11 @@ public final class WHIPPublication: Sendable {
   ///     default, with in-band FEC).
   ///   - codec: VP8 by default, or H.264 (constrained baseline).
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - simulcast: whether smaller layers are offered beside the full size (LiveKit's rule:
+  ///     three layers from a longer side of 960, two from 480), each encoded on its own and
+  ///     told apart by its RID, as browsers publish to an SFU. They are sent only if the
+  ///     endpoint's answer takes them (an SFU's does); else the full size goes alone.
+  ///     ``layers`` says what is sent.
   ///   - timeout: how long each step may take: the first frame, the HTTP exchange, the
   ///     connection (ICE and DTLS).
   /// - Throws: ``RevueError``: `.invalidInput` for a URL of another scheme; `.network` for an
@@ -69,18 +77,20 @@ public final class WHIPPublication: Sendable {
   ///   `.gstreamer` when the sender cannot start. Nothing is left running then.
   public convenience init(
     publishing track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to url: URL, token: String? = nil,
-    codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, audioEncoding: AudioEncoding = .presetMusic,
-    timeout: Duration = .seconds(10)
+    codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, simulcast: Bool = true,
+    audioEncoding: AudioEncoding = .presetMusic, timeout: Duration = .seconds(10)
   ) async throws(RevueError) {
+    let layers = VideoPublishOptions(encoding: encoding, simulcast: simulcast).layers(for: track.publishedSize)
     try await self.init(
-      video: (track, encoding), audio: audio.map { ($0, audioEncoding) }, codec: codec, to: url, token: token,
+      video: (track, layers), audio: audio.map { ($0, audioEncoding) }, codec: codec, to: url, token: token,
       timeout: timeout)
   }
 
-  /// Publishes a video track, an audio track or both (at least one) to the WHIP endpoint at
-  /// `url`, as the public initializer says.
+  /// Publishes a video track in `layers` (the full size first; more than one are offered as
+  /// simulcast), an audio track or both (at least one) to the WHIP endpoint at `url`, as the
+  /// public initializer says.
   init(
-    video: (LocalVideoTrack, VideoEncoding?)?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
+    video: (LocalVideoTrack, [VideoParameters])?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
     to url: URL, token: String?, timeout: Duration
   ) async throws(RevueError) {
     endpoint = try Self.httpURL(url)
@@ -93,7 +103,7 @@ public final class WHIPPublication: Sendable {
       let offer = try await session.offer(timeout: timeout)
       let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
       session.resource.withLock { $0 = (resource, token) }
-      try await session.connect(answer: answer, timeout: timeout)
+      layers = try await session.connect(answer: answer, timeout: timeout)
       self.resource = resource
     } catch {
       await session.end()
@@ -164,33 +174,62 @@ public final class WHIPPublication: Sendable {
     let counters = Locked(RTPSender.Counters())
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
-    /// Where the offer's caps are known: the payloaders' outputs, video first.
+    /// Where the offer's caps are known: the payloaders' outputs, video first (the full size's).
     private let payloaderOutputs: [(kind: String, pad: Pad)]
+    /// The video layers, the full size first; none without video.
+    private let layers: [VideoParameters]
+    /// The layers' RIDs, their sender and their payloaders' MID extensions (told the MID once
+    /// the offer has one), when there are several.
+    private let simulcast: (rids: [String], sender: Bin, mids: [Element])?
 
     init(
-      video: (LocalVideoTrack, VideoEncoding?)?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
+      video: (LocalVideoTrack, [VideoParameters])?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
       status: StreamStatus
     ) throws(RevueError) {
       track = video?.0
       self.audio = audio?.0
       pipeline = MediaPipeline(name: "whip-sender") { fault in status.report(fault) }
       var outputs: [(String, Pad)] = []
+      var simulcast: (rids: [String], sender: Bin, mids: [Element])?
       do {
         webrtc = try WebRTCBin(name: "webrtc")
         try pipeline.pipeline.add(webrtc.element)
-        if let (track, encoding) = video {
-          let size = track.capturer?.dimensions ?? .h720_169
-          let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
+        if let (_, layers) = video {
           // Feedback the encoder answers, announced in the offer from the caps.
           let rtp =
             "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
             + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
-          let (sender, output) = try Self.addSender(
+          let source =
             "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
-              + " ! \(LocalTrackPublication.videoChain(codec, layer, scaled: false)) ! capsfilter name=rtp caps=\"\(rtp)\"",
-            to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
-          outputs.append(("video", output))
-          RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
+          if layers.count == 1 {
+            let (sender, output) = try Self.addSender(
+              source + " ! \(LocalTrackPublication.videoChain(codec, layers[0], scaled: false))"
+                + " ! capsfilter name=rtp caps=\"\(rtp)\"",
+              to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
+            outputs.append(("video", output))
+            RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
+          } else {
+            let rids = SimulcastSDP.rids(count: layers.count)
+            let (sender, _) = try Self.addSender(
+              Self.simulcastSender(source, layers, codec: codec, caps: rtp), to: pipeline.pipeline, webrtc: webrtc,
+              feed: feed, counters: counters, output: "layers")
+            var mids: [Element] = []
+            for (index, rid) in rids.enumerated() {
+              guard let payloader = sender.element(named: "payloader\(index)") else {
+                throw GStreamerError.noSuchElement(bin: sender.name, name: "payloader\(index)")
+              }
+              let (streamID, mid) = (SimulcastSDP.streamIDExtension, SimulcastSDP.midExtension)
+              try payloader.addRTPHeaderExtension(uri: streamID.uri, id: streamID.id, properties: ["rid": .string(rid)])
+              mids.append(try payloader.addRTPHeaderExtension(uri: mid.uri, id: mid.id))
+            }
+            // The offer's caps are the full size's; the packets counted are every layer's.
+            guard let full = sender.element(named: "rtp")?.staticPad("src") else {
+              throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+            }
+            outputs.append(("video", full))
+            RTPSender.countFrames(leaving: sender.element(named: "encoder0"), in: counters)
+            simulcast = (rids, sender, mids)
+          }
         }
         if let (_, encoding) = audio {
           let opus =
@@ -208,22 +247,44 @@ public final class WHIPPublication: Sendable {
         throw RevueError(.gstreamer, "cannot start the WHIP sender", underlying: error)
       }
       payloaderOutputs = outputs
+      self.simulcast = simulcast
+      layers = video?.1 ?? []
       track?.add(videoRenderer: feed)
       audio?.0.add(audioRenderer: audioFeed)
     }
 
-    /// Adds the sender `description` makes (an appsrc named `source` … a capsfilter named
-    /// `rtp`) to `pipeline`, into `webrtc`, fed by `feed`, its packets counted; returns it and
-    /// its output.
+    /// The simulcast sender: `source` split into one branch per layer (the full size first),
+    /// each encoded on its own thread (a queue that keeps the latest two frames) behind a valve
+    /// that stops the layers the answer refuses; the payloaders (`payloader0`…, with their own
+    /// SSRCs) meet in `rtpfunnel`, which hands keyframe requests to the encoder of their SSRC.
+    /// The full size's RTP caps come out of the capsfilter `rtp`.
+    private static func simulcastSender(
+      _ source: String, _ layers: [VideoParameters], codec: VideoCodec, caps: String
+    ) -> String {
+      var description = "rtpfunnel name=layers \(source) ! tee name=split"
+      for (index, layer) in layers.enumerated() {
+        let chain = LocalTrackPublication.videoChain(codec, layer, scaled: index > 0)
+          .replacingOccurrences(of: "name=encoder", with: "name=encoder\(index)")
+        description +=
+          " split. ! queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 leaky=downstream"
+          + " ! valve name=layer\(index) ! \(chain) name=payloader\(index) ssrc=\(UInt32.random(in: 1..<UInt32.max))"
+          + " ! capsfilter name=\(index == 0 ? "rtp" : "rtp\(index)") caps=\"\(caps)\" ! layers."
+      }
+      return description
+    }
+
+    /// Adds the sender `description` makes (an appsrc named `source` … the element `output`,
+    /// a capsfilter named `rtp` by default) to `pipeline`, into `webrtc`, fed by `feed`, its
+    /// packets counted; returns it and its output.
     private static func addSender(
       _ description: String, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed,
-      counters: Locked<RTPSender.Counters>
+      counters: Locked<RTPSender.Counters>, output outputName: String = "rtp"
     ) throws(GStreamerError) -> (Bin, Pad) {
       let sender = try Bin(parsing: description)
       try pipeline.add(sender)
       _ = try sender.link(webrtc.element)
-      guard let output = sender.element(named: "rtp")?.staticPad("src") else {
-        throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+      guard let output = sender.element(named: outputName)?.staticPad("src") else {
+        throw GStreamerError.noSuchPad(element: outputName, pad: "src")
       }
       RTPSender.countPackets(through: output, in: counters)
       feed.attach(try sender.element(named: "source", as: AppSrc.self))
@@ -240,22 +301,43 @@ public final class WHIPPublication: Sendable {
         let caps =
           kind == "video"
           ? await output.capsOfFirstBuffer(timeout: timeout) : await output.waitForCaps(timeout: timeout)
-        guard caps == nil else { continue }
-        throw RevueError(
-          .invalidState, "the \(kind) track gave nothing to encode within \(timeout): is its capturer started?")
+        guard let caps else {
+          throw RevueError(
+            .invalidState, "the \(kind) track gave nothing to encode within \(timeout): is its capturer started?")
+        }
+        if kind == "video", let simulcast {
+          // The funnel's caps say only `application/x-rtp`: the transceiver is told the full
+          // size's (with the RID and MID extensions), less what belongs to one of its streams.
+          var preferred = caps.structure(at: 0)
+          for field in ["ssrc", "timestamp-offset", "seqnum-offset"] { preferred.removeField(field) }
+          do {
+            guard let pad = simulcast.sender.staticPad("src")?.peer else {
+              throw GStreamerError.noSuchPad(element: "webrtc", pad: "sink")
+            }
+            try pad.set("codec-preferences", ofObjectIn: "transceiver", to: Caps([preferred]))
+          } catch {
+            throw RevueError(.gstreamer, "cannot offer the simulcast layers", underlying: error)
+          }
+        }
       }
       do {
         let offer = try await webrtc.createOffer()
         try await webrtc.setLocalDescription(.offer, sdp: offer)
         try await webrtc.gatheringComplete(timeout: timeout)
-        return webrtc.localDescription ?? offer
+        let made = webrtc.localDescription ?? offer
+        guard let simulcast else { return made }
+        if let mid = SimulcastSDP.firstVideoMID(in: made) {
+          for extensionElement in simulcast.mids { try extensionElement.set("mid", mid) }
+        }
+        return SimulcastSDP.offer(made, rids: simulcast.rids)
       } catch {
         throw RevueError(.gstreamer, "cannot make the WebRTC offer", underlying: error)
       }
     }
 
-    /// Takes the endpoint's answer and waits for the media connection.
-    func connect(answer: String, timeout: Duration) async throws(RevueError) {
+    /// Takes the endpoint's answer, stops the layers it did not take, and waits for the media
+    /// connection; returns the video layers sent.
+    func connect(answer: String, timeout: Duration) async throws(RevueError) -> [VideoParameters] {
       do {
         try await webrtc.setRemoteDescription(.answer, sdp: answer)
       } catch {
@@ -268,6 +350,27 @@ public final class WHIPPublication: Sendable {
           "the WebRTC connection to the WHIP endpoint did not come up within \(timeout) (still \(state ?? webrtc.connectionState))"
         )
       }
+      return sentLayers(answer: answer)
+    }
+
+    /// The layers the answer takes (RFC 8853: all it receives, or the full size alone when it
+    /// takes no simulcast); the others' valves are shut, so their encoders idle.
+    private func sentLayers(answer: String) -> [VideoParameters] {
+      guard let simulcast else { return layers }
+      let accepted = Set(SimulcastSDP.acceptedRIDs(in: answer)).intersection(simulcast.rids)
+      var sent: [VideoParameters] = []
+      for (index, rid) in simulcast.rids.enumerated() {
+        let sends = accepted.isEmpty ? index == 0 : accepted.contains(rid)
+        if sends {
+          sent.append(layers[index])
+        } else {
+          try? simulcast.sender.element(named: "layer\(index)")?.set("drop", true)
+        }
+      }
+      if accepted.isEmpty {
+        RevueLog.log(.info, "WHIP", "the endpoint takes no simulcast: the full size goes alone")
+      }
+      return sent
     }
 
     /// Stops sending; returns the endpoint's session to delete and its token, the first time.

@@ -251,22 +251,18 @@ public final class Room: Sendable {
   public var publications: [LocalTrackPublication] { state.withLock { $0.publications } }
 
   /// Publishes `track` on the first free port pairs: one per stream (one per simulcast layer);
-  /// or in a WHIP session of its own, one stream (`webrtcbin` 1.22 sends no simulcast).
+  /// or in a WHIP session of its own, its layers offered as simulcast (on by default there).
   func publish(_ track: LocalVideoTrack, options: VideoPublishOptions) async throws(RevueError)
     -> LocalTrackPublication
   {
-    let size =
-      track.capturer?.dimensions ?? (track.capturer as? CameraCapturer)?.options.dimensions ?? .h720_169
-    let layers = options.layers(for: size)
+    let size = track.publishedSize
     if case .whip(let endpoint, let token, let timeout) = destination {
-      if layers.count > 1 {
-        RevueLog.log(.warning, "Room", "simulcast is not sent to a WHIP endpoint: \(track.name) goes as one stream")
-      }
       let whip = try await WHIPPublication(
-        video: (track, layers[0].encoding), audio: nil, codec: options.preferredCodec, to: endpoint, token: token,
-        timeout: timeout)
-      return keep(LocalTrackPublication(whip: whip, track: track, media: .video(options.preferredCodec, [layers[0]])))
+        video: (track, options.layers(for: size, toSFU: true)), audio: nil, codec: options.preferredCodec,
+        to: endpoint, token: token, timeout: timeout)
+      return keep(LocalTrackPublication(whip: whip, track: track, media: .video(options.preferredCodec, whip.layers)))
     }
+    let layers = options.layers(for: size)
     return try add(pairs: layers.count) { host, port, key throws(RevueError) in
       try LocalTrackPublication(
         video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,

@@ -7,4 +7,10 @@
   public static func parseSDP(_ sdp: String) throws(RevueError) -> [(port: Int, secure: Bool)] {
     try SDPMedia.parse(sdp).map { ($0.port, $0.key != nil) }
   }
+
+  /// What a WHIP publication reads from an endpoint's answer `sdp`: the simulcast layers it
+  /// takes (``SimulcastSDP``); and the offer of three layers it would make from `sdp`.
+  public static func simulcast(_ sdp: String) -> (accepted: [String], offer: String) {
+    (SimulcastSDP.acceptedRIDs(in: sdp), SimulcastSDP.offer(sdp, rids: SimulcastSDP.rids(count: 3)))
+  }
 }

@@ -27,6 +27,12 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
 
   deinit { offAir.withLock { $0 }?.cancel() }
 
+  /// The size a publication encodes the track at: its frames' size, else the size its camera
+  /// was asked for (before the first frame), else 1280×720.
+  var publishedSize: Dimensions {
+    capturer?.dimensions ?? (capturer as? CameraCapturer)?.options.dimensions ?? .h720_169
+  }
+
   /// While the camera is off, publications get the placeholder (a few times a second), so
   /// receivers show it instead of a frozen last frame; the publication never ends because of it.
   private func followCamera(_ capturer: VideoCapturer) {

@@ -210,7 +210,10 @@ struct StreamCommand {
     FileHandle.standardError.write(
       Data(
         ("revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps over WebRTC to"
-          + " \(publication.endpoint) (session \(publication.resource))\n").utf8))
+          + " \(publication.endpoint) (session \(publication.resource))"
+          + (publication.layers.count > 1
+            ? ", in simulcast layers \(publication.layers.map { "\($0.dimensions)" }.joined(separator: ", "))" : "")
+          + "\n").utf8))
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
     let ended = { @Sendable in ["failed", "closed"].contains(publication.statistics.connectionState) }
