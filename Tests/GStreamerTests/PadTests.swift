@@ -39,6 +39,18 @@ extension GStreamerSuite {
       #expect(seen.withLock { $0 } == 3)
     }
 
+    /// A payloader pushes a frame of several packets as one buffer list: those count as buffers.
+    @Test func capsOfFirstBufferSeesBufferLists() async throws {
+      let pipeline = try Pipeline(
+        parsing: "videotestsrc is-live=true ! video/x-raw,width=320,height=240,framerate=30/1"
+          + " ! vp8enc deadline=1 keyframe-max-dist=1 ! rtpvp8pay name=pay mtu=200 ! fakesink")
+      let pad = try #require(pipeline.element(named: "pay")?.staticPad("src"))
+      try pipeline.play()
+      let caps = await pad.capsOfFirstBuffer(timeout: .seconds(10))
+      pipeline.stop()
+      #expect(caps?.structure(at: 0).get("encoding-name", as: String.self) == "VP8")
+    }
+
     @Test func sourcePadPushesSynchronouslyOnTheCallingThread() throws {
       let pipeline = Pipeline()
       let convert = try Element.make("videoconvert")

@@ -62,13 +62,14 @@ public final class Pad: Object, @unchecked Sendable {
     return await caps.value
   }
 
-  /// The pad's caps once a buffer went through it, or nil when none did within `timeout`: the
-  /// format of the data itself, where the first caps may be a first guess that upstream refines
-  /// before its first buffer (`rtph264pay` adds the stream's parameter sets so).
+  /// The pad's caps once a buffer (alone or in a list) went through it, or nil when none did
+  /// within `timeout`: the format of the data itself, where the first caps may be a first guess
+  /// that upstream refines before its first buffer (`rtph264pay` adds the stream's parameter
+  /// sets so). Payloaders push a frame of several packets as one list.
   public func capsOfFirstBuffer(timeout: Duration) async -> Caps? {
     let caps = FirstValue<Caps?>()
     // Removed below, once, whether it fired or not.
-    let probe = addProbe(.buffer) { pad, _ in
+    let probe = addProbe([.buffer, .bufferList]) { pad, _ in
       caps.settle(pad.currentCaps)
       return .ok
     }
