@@ -255,9 +255,14 @@ public final class WHIPPublication: Sendable {
 
     /// The simulcast sender: `source` split into one branch per layer (the full size first),
     /// each encoded on its own thread (a queue that keeps the latest two frames) behind a valve
-    /// that stops the layers the answer refuses; the payloaders (`payloader0`…, with their own
-    /// SSRCs) meet in `rtpfunnel`, which hands keyframe requests to the encoder of their SSRC.
-    /// The full size's RTP caps come out of the capsfilter `rtp`.
+    /// (`layer0`…); the payloaders (`payloader0`…, with their own SSRCs) meet in `rtpfunnel`,
+    /// which hands keyframe requests to the encoder of their SSRC. The full size's RTP caps come
+    /// out of the capsfilter `rtp`.
+    ///
+    /// Only the full size flows until the answer opens the valves of the layers it takes:
+    /// `webrtcbin` holds the first packet it gets until it is negotiated, and with it the
+    /// funnel, where a second layer's first caps and queries would wait too (its encoder never
+    /// got a frame out, and the offer never got the full size's caps).
     private static func simulcastSender(
       _ source: String, _ layers: [VideoParameters], codec: VideoCodec, caps: String
     ) -> String {
@@ -267,7 +272,7 @@ public final class WHIPPublication: Sendable {
           .replacingOccurrences(of: "name=encoder", with: "name=encoder\(index)")
         description +=
           " split. ! queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 leaky=downstream"
-          + " ! valve name=layer\(index) ! \(chain) name=payloader\(index) ssrc=\(UInt32.random(in: 1..<UInt32.max))"
+          + " ! valve name=layer\(index) drop=\(index > 0) ! \(chain) name=payloader\(index) ssrc=\(UInt32.random(in: 1..<UInt32.max))"
           + " ! capsfilter name=\(index == 0 ? "rtp" : "rtp\(index)") caps=\"\(caps)\" ! layers."
       }
       return description
@@ -343,6 +348,8 @@ public final class WHIPPublication: Sendable {
       } catch {
         throw RevueError(.network, "the WHIP endpoint's answer does not fit the offer", underlying: error)
       }
+      // Before any packet goes: a receiver that took one stream must see only that one.
+      let sent = sentLayers(answer: answer)
       let state = await webrtc.connectionState(in: ["connected", "failed", "closed"], timeout: timeout)
       guard state == "connected" else {
         throw RevueError(
@@ -350,22 +357,19 @@ public final class WHIPPublication: Sendable {
           "the WebRTC connection to the WHIP endpoint did not come up within \(timeout) (still \(state ?? webrtc.connectionState))"
         )
       }
-      return sentLayers(answer: answer)
+      return sent
     }
 
     /// The layers the answer takes (RFC 8853: all it receives, or the full size alone when it
-    /// takes no simulcast); the others' valves are shut, so their encoders idle.
+    /// takes no simulcast): their valves open, the others' stay shut (their encoders idle).
     private func sentLayers(answer: String) -> [VideoParameters] {
       guard let simulcast else { return layers }
       let accepted = Set(SimulcastSDP.acceptedRIDs(in: answer)).intersection(simulcast.rids)
       var sent: [VideoParameters] = []
       for (index, rid) in simulcast.rids.enumerated() {
         let sends = accepted.isEmpty ? index == 0 : accepted.contains(rid)
-        if sends {
-          sent.append(layers[index])
-        } else {
-          try? simulcast.sender.element(named: "layer\(index)")?.set("drop", true)
-        }
+        if sends { sent.append(layers[index]) }
+        try? simulcast.sender.element(named: "layer\(index)")?.set("drop", !sends)
       }
       if accepted.isEmpty {
         RevueLog.log(.info, "WHIP", "the endpoint takes no simulcast: the full size goes alone")

@@ -113,11 +113,12 @@ public final class LocalParticipant: Sendable {
   /// Publishes a video track to the room's destination: encoding starts at once and sends
   /// every frame the track delivers. Publishing does not start the capturer.
   ///
-  /// To a WHIP destination the track is offered in a WebRTC session of its own, one stream
-  /// (no simulcast), and the call returns once the connection is up; the capturer must be
-  /// running, since the offer waits for the first encoded frame.
+  /// To a WHIP destination the track is offered in a WebRTC session of its own, in simulcast
+  /// layers unless the options say otherwise (sent if the endpoint takes them), and the call
+  /// returns once the connection is up; the capturer must be running, since the offer waits for
+  /// the first encoded frame.
   /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start;
-  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:audioEncoding:timeout:)``.
+  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:simulcast:audioEncoding:timeout:)``.
   public func publish(videoTrack: LocalVideoTrack, options: VideoPublishOptions = VideoPublishOptions()) async throws
     -> LocalTrackPublication
   {
