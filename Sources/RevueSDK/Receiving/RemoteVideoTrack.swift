@@ -467,10 +467,15 @@ final class RTPReceiver: Sendable {
     let identities = self.identities
     let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
     /// Receiver reports and feedback go back to where the sender's reports come from
-    /// (symmetric RTCP).
+    /// (symmetric RTCP). The RTP and RTCP threads both learn it, one at a time: `udpsink` frees
+    /// its old host when set, while a port set on another thread compares clients with it (a
+    /// use after free ASan caught in CI).
+    let feedbackDestination = Locked(())
     let sendFeedback = { @Sendable (sender: (host: String, port: Int)) in
-      try? rtcpOut?.set("host", sender.host)
-      try? rtcpOut?.set("port", sender.port)
+      feedbackDestination.value.withLock { _ in
+        try? rtcpOut?.set("host", sender.host)
+        try? rtcpOut?.set("port", sender.port)
+      }
     }
     /// Takes a media packet (plain, or decrypted and authenticated) if it is the followed
     /// sender's, and learns where feedback goes from it.
