@@ -125,42 +125,31 @@ import Testing
 
   /// Janus's VideoRoom through a WHIP front end: a subscriber of the room decodes the frames.
   @Test func janusVideoRoomTakesThePublication() async throws {
-    let janus = try await Janus.start(plugins: ["videoroom"])
-    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: 1234)
-    do {
+    try await Self.withJanusVideoRoom(1234) { url, subscribe in
       try await TestCameras.with(["usb-1080p-webcam"]) { devices in
         let track = try await Self.camera(devices[0])
         let publication = try await WHIPPublication(publishing: track, to: url, simulcast: false)
-        let viewer = try await JanusViewer(janus, room: 1234, feed: try await Self.feed(frontEnd, room: 1234))
+        let viewer = try await subscribe()
         try await viewer.waitForFrames(30, within: 20)
         await viewer.stop()
         await publication.stop()
-        try await frontEnd.waitForOutput(containing: "deleted session", within: 10)
         try await track.capturer?.stopCapture()
       }
-    } catch {
-      Issue.record("the front end said:\n\(await frontEnd.stop().error.suffix(2000))")
-      Issue.record("Janus said:\n\(await janus.stop().output.suffix(2000))")
-      throw error
     }
-    await frontEnd.stop()
-    await janus.stop()
   }
 
   /// Simulcast to an SFU: a 1280×720 camera published to Janus's VideoRoom is offered in three
   /// layers told apart by their RIDs, and Janus takes them all; a subscriber decodes the full
   /// size (Janus's default), then each smaller layer it asks for: Janus routed every layer.
   @Test func janusVideoRoomTakesTheSimulcastLayers() async throws {
-    let janus = try await Janus.start(plugins: ["videoroom"])
-    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: 1235)
-    do {
+    try await Self.withJanusVideoRoom(1235) { url, subscribe in
       try await TestCameras.with(["usb-1080p-webcam"]) { devices in
         let track = LocalVideoTrack.createCameraTrack(
           options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169, fps: 30))
         try await track.capturer?.startCapture()
         let publication = try await WHIPPublication(publishing: track, to: url)
         #expect(publication.layers.map(\.dimensions) == [.h720_169, .h360_169, .h180_169])
-        let viewer = try await JanusViewer(janus, room: 1235, feed: try await Self.feed(frontEnd, room: 1235))
+        let viewer = try await subscribe()
         try await viewer.waitForFrames(10, width: 1280, height: 720, within: 20)
         try await viewer.choose(substream: 0)
         try await viewer.waitForFrames(10, width: 320, height: 180, within: 20)
@@ -169,9 +158,29 @@ import Testing
         #expect(publication.statistics.framesEncoded >= 30)
         await viewer.stop()
         await publication.stop()
-        try await frontEnd.waitForOutput(containing: "deleted session", within: 10)
         try await track.capturer?.stopCapture()
       }
+    }
+  }
+
+  /// Runs `body` with Janus's VideoRoom `room` behind a WHIP front end (`url`, to publish to)
+  /// and `subscribe`, which joins the room as a subscriber of what was published; then waits
+  /// for the front end to have deleted the session (`body` stops its publication) and stops
+  /// both, with their logs recorded when anything failed.
+  static func withJanusVideoRoom(
+    _ room: Int, _ body: (_ url: URL, _ subscribe: () async throws -> JanusViewer) async throws -> Void
+  ) async throws {
+    let janus = try await Janus.start(plugins: ["videoroom"])
+    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: room)
+    do {
+      try await body(url) {
+        let prefix = "published room \(room) feed "
+        let said = try await frontEnd.waitForOutput(containing: prefix, within: 10)
+        let feed = try #require(
+          said.split(separator: "\n").first { $0.hasPrefix(prefix) }?.split(separator: " ").last.flatMap { Int($0) })
+        return try await JanusViewer(janus, room: room, feed: feed)
+      }
+      try await frontEnd.waitForOutput(containing: "deleted session", within: 10)
     } catch {
       Issue.record("the front end said:\n\(await frontEnd.stop().error.suffix(2000))")
       Issue.record("Janus said:\n\(await janus.stop().output.suffix(2000))")
@@ -179,14 +188,6 @@ import Testing
     }
     await frontEnd.stop()
     await janus.stop()
-  }
-
-  /// The publisher's id in `room` the Janus front end printed (what a subscriber asks for).
-  static func feed(_ frontEnd: Subprocess, room: Int) async throws -> Int {
-    let prefix = "published room \(room) feed "
-    let said = try await frontEnd.waitForOutput(containing: prefix, within: 10)
-    return try #require(
-      said.split(separator: "\n").first { $0.hasPrefix(prefix) }?.split(separator: " ").last.flatMap { Int($0) })
   }
 
   /// Each bad endpoint, what the error must say, and how long it may take.
