@@ -113,4 +113,13 @@ extension Pad {
   /// - Returns: whether the peer accepted it.
   @discardableResult
   public func push(event: Event) -> Bool { gst_pad_push_event(padPointer, event.newReference()) != 0 }
+
+  /// Hands an event to this pad as if its peer had pushed it: an upstream event sent to a source
+  /// pad reaches the pad's probes, then its element (a keyframe request a downstream element
+  /// would make, sent where that element would send it).
+  ///
+  /// The corresponding C function is `gst_pad_send_event`.
+  /// - Returns: whether the pad's element accepted it.
+  @discardableResult
+  public func send(event: Event) -> Bool { gst_pad_send_event(padPointer, event.newReference()) != 0 }
 }

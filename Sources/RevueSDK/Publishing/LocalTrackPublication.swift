@@ -228,7 +228,11 @@ public final class LocalTrackPublication: Sendable {
           ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
             + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
           : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)")
-        + " ! h264parse ! rtph264pay config-interval=-1 aggregate-mode=zero-latency"
+        // The parameter sets go before each keyframe, once: h264parse inserts them at the start of the
+        // access unit. rtph264pay's config-interval inserts them before every IDR slice, and
+        // x264's zero-latency keyframes have several slices: ffmpeg then split each keyframe in
+        // two frames of one timestamp, the first corrupt ("non monotonically increasing dts").
+        + " ! h264parse config-interval=-1 ! rtph264pay aggregate-mode=zero-latency"
     }
   }
 

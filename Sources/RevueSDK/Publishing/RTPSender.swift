@@ -225,7 +225,12 @@ final class RTPSender: Sendable {
     count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpReceived, sent: sent) {
       reports.send(index)
     }
-    limitKeyframeRequests(on: chain.element(named: "payloader"), counters: stream.counters)
+    limitKeyframeRequests(on: chain.element(named: "payloader")) { honoured in
+      stream.counters.value.withLock { counters in
+        counters.keyframeRequests.received += 1
+        if honoured { counters.keyframeRequests.honoured += 1 }
+      }
+    }
     return (try? rtcpIn.get("port", as: Int.self)) ?? 0
   }
 
@@ -238,8 +243,10 @@ final class RTPSender: Sendable {
   static let keyframeRequestInterval = Duration.milliseconds(250)
 
   /// Passes keyframe requests (rtpsession turns RTCP PLI and FIR into `GstForceKeyUnit` events
-  /// upstream) from the payloader to the encoder at most once every ``keyframeRequestInterval``.
-  private static func limitKeyframeRequests(on payloader: Element?, counters: Locked<Counters>) {
+  /// upstream, and an RTSP media's new client asks for one) from the payloader to the encoder
+  /// at most once every ``keyframeRequestInterval``, telling `counted` of each request whether it
+  /// was honoured.
+  static func limitKeyframeRequests(on payloader: Element?, counted: @escaping @Sendable (Bool) -> Void) {
     let last = Mutex<ContinuousClock.Instant?>(nil)
     payloader?.staticPad("src")?.addProbe(.eventUpstream) { _, info in
       guard info.event?.structure?.name == "GstForceKeyUnit" else { return .ok }
@@ -249,10 +256,7 @@ final class RTPSender: Sendable {
         last = now
         return true
       }
-      counters.value.withLock { counters in
-        counters.keyframeRequests.received += 1
-        if honoured { counters.keyframeRequests.honoured += 1 }
-      }
+      counted(honoured)
       if !honoured { RevueLog.log(.debug, "Publication", "keyframe request dropped: one was honoured just before") }
       return honoured ? .ok : .drop
     }

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// The encoder runs while at least one client plays: the first client's `PLAY` builds it, the
 /// last client's `TEARDOWN` (or a dropped connection, once its session times out) ends it.
-/// Frames are stamped as they reach the encoder. A fault of that media (an encoder or a socket
+/// Frames carry their capture time (``SourceFeed``). A fault of that media (an encoder or a socket
 /// that fails) reaches ``events``; an error ends the media and its clients' sessions, not the
 /// broadcast: the next client has a new one built.
 public final class RTSPBroadcast: Sendable {
@@ -24,6 +24,13 @@ public final class RTSPBroadcast: Sendable {
     public var encodersStarted: Int
     /// RTSP sessions open now (clients set up and not gone).
     public var sessions: Int
+    /// Keyframes asked of the encoder: one for each client that starts playing, and one for each
+    /// RTCP keyframe request (PLI, FIR) of a client.
+    public var keyframeRequests: Int
+    /// Of those, the ones the encoder was asked to answer: a request closer than 250 ms to the
+    /// last one answered is dropped, as for an RTP publication (the keyframe it would make is on
+    /// its way to every client).
+    public var keyframeRequestsHonoured: Int
   }
 
   /// A user allowed in: a name and a password.
@@ -74,7 +81,7 @@ public final class RTSPBroadcast: Sendable {
     let chain = LocalTrackPublication.videoChain(codec, layer, scaled: false)
     // The payloader of stream 0 is pay0; the server gives it its payload type, as in its SDP.
     let launch =
-      "( appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
+      "( appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"
       + " ! \(chain) name=pay0 pt=96 )"
     let feed = self.feed
     let status = StreamStatus(name: "the RTSP media of \(track.name)")
@@ -104,9 +111,10 @@ public final class RTSPBroadcast: Sendable {
 
   /// What the broadcast has done so far.
   public var statistics: Statistics {
-    Statistics(
-      framesSent: feed.frames.framesSent, encodersStarted: feed.state.withLock { $0.encodersStarted },
-      sessions: server.sessionCount)
+    let state = feed.state.withLock { $0 }
+    return Statistics(
+      framesSent: feed.frames.framesSent, encodersStarted: state.encodersStarted, sessions: server.sessionCount,
+      keyframeRequests: state.keyframeRequests.received, keyframeRequestsHonoured: state.keyframeRequests.honoured)
   }
 
   /// Ends every client's session and stops serving; the track goes on.
@@ -121,34 +129,42 @@ public final class RTSPBroadcast: Sendable {
   /// for keyframes.
   final class Feed: Sendable {
     struct State {
-      /// The payloader's input, where a keyframe is asked for.
-      var payloaderInput: Pad?
+      /// The payloader, whose output is where keyframe requests come from (RTCP, new clients).
+      var payloader: Element?
       var encodersStarted = 0
+      var keyframeRequests = RTPSender.KeyframeRequests()
     }
     let state = Mutex(State())
     let frames = SourceFeed()
 
     /// A media was built for the first client (or the first after all left): its source is
-    /// the one fed from now on.
+    /// the one fed from now on, and keyframe requests reach its encoder at most every 250 ms.
     func attach(_ media: Bin) {
       guard let source = try? media.element(named: "source", as: AppSrc.self) else {
         return RevueLog.log(.error, "RTSP", "the media has no source: nothing will be sent")
       }
       frames.attach(source)
-      let payloaderInput = media.element(named: "pay0")?.staticPad("sink")
+      let payloader = media.element(named: "pay0")
+      RTPSender.limitKeyframeRequests(on: payloader) { [weak self] honoured in
+        self?.state.withLock { state in
+          state.keyframeRequests.received += 1
+          if honoured { state.keyframeRequests.honoured += 1 }
+        }
+      }
       state.withLock { state in
-        state.payloaderInput = payloaderInput
+        state.payloader = payloader
         state.encodersStarted += 1
       }
     }
 
-    /// Asks the encoder for a keyframe (with its parameter sets): a client started playing, and
-    /// one that joins a shared media would otherwise wait up to a keyframe interval (2 s).
+    /// Asks the encoder for a keyframe (with its parameter sets), as a client's PLI would: a
+    /// client started playing, and one that joins a shared media would otherwise wait up to a
+    /// keyframe interval (2 s).
     func requestKeyframe() {
-      guard let input = state.withLock({ $0.payloaderInput }),
+      guard let output = state.withLock({ $0.payloader })?.staticPad("src"),
         let request = try? Structure("GstForceKeyUnit, all-headers=(boolean)true")
       else { return }
-      input.push(event: .customUpstream(request))
+      output.send(event: .customUpstream(request))
     }
   }
 }

@@ -2,9 +2,13 @@ import GStreamer
 import Synchronization
 
 /// Takes a track's frames or audio to an `appsrc` (of an RTSP media, a WHIP sender): the caps
-/// follow the buffers, and the timestamps are the source's own (`do-timestamp`), taken as each
-/// buffer comes. With no source attached, one not playing, or one that refuses (stopped),
-/// buffers are dropped.
+/// follow the buffers, and each buffer is stamped with its capture time in the source's running
+/// time (PTS and DTS), as ``RTPSender`` stamps what it sends: a camera's frames are 33 ms apart
+/// on the wire as they were at the sensor, not as they happened to reach the feed, and a frame
+/// and the audio captured with it carry the same time. A buffer with no capture time, or a
+/// source on another clock than the system clock, is stamped with the running time it came at.
+/// With no source attached, one not playing, or one that refuses (stopped), buffers are dropped,
+/// and so is one captured before the last one pushed.
 ///
 /// Not playing includes the moment a pipeline starts to play: it gives its elements the clock
 /// before their base time, and a buffer stamped between the two got the clock's whole time as
@@ -15,14 +19,20 @@ import Synchronization
 final class SourceFeed: VideoRenderer, AudioRenderer {
   private struct State {
     var source: AppSrc?
+    /// Whether the source runs on the system clock, which capture times are read on; nil until
+    /// it plays.
+    var onSystemClock: Bool?
     var caps: Caps?
+    /// The running time of the last buffer pushed, to keep them in order.
+    var lastTime: ClockTime?
     var framesSent = 0
   }
   private let state = Mutex(State())
 
-  /// Feeds `source` from now on (nil: nothing).
+  /// Feeds `source` from now on (nil: nothing). The source stamps nothing itself
+  /// (`do-timestamp=false`): the feed does.
   func attach(_ source: AppSrc?) {
-    state.withLock { ($0.source, $0.caps) = (source, nil) }
+    state.withLock { $0 = State(source: source, framesSent: $0.framesSent) }
   }
 
   /// Frames (or audio buffers) a source took.
@@ -34,14 +44,24 @@ final class SourceFeed: VideoRenderer, AudioRenderer {
 
   private func push(_ buffer: Buffer, caps: Caps) {
     state.withLock { state in
-      guard let source = state.source, source.currentState == .playing else { return }
+      guard let source = state.source, source.currentState == .playing, let clock = source.clock else { return }
+      let onSystemClock = state.onSystemClock ?? (clock == Clock.system)
+      state.onSystemClock = onSystemClock
+      let base = source.baseTime.nanoseconds
+      let captured = (onSystemClock ? buffer.pts : nil) ?? clock.time
+      // Media captured before the source played (in flight as it started) counts as its start.
+      let time = ClockTime(nanoseconds: captured.nanoseconds > base ? captured.nanoseconds - base : 0)
+      if let last = state.lastTime, time <= last {
+        return RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one fed")
+      }
       if state.caps != caps {
         source.caps = caps
         state.caps = caps
       }
       var buffer = buffer
-      (buffer.pts, buffer.dts) = (nil, nil)
+      (buffer.pts, buffer.dts) = (time, time)
       guard (try? source.push(buffer)) != nil else { return }
+      state.lastTime = time
       state.framesSent += 1
     }
   }

@@ -200,7 +200,7 @@ public final class WHIPPublication: Sendable {
             "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
             + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
           let source =
-            "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=2 leaky-type=downstream"
+            "appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"
           if layers.count == 1 {
             let (sender, output) = try Self.addSender(
               source + " ! \(LocalTrackPublication.videoChain(codec, layers[0], scaled: false))"
@@ -235,7 +235,7 @@ public final class WHIPPublication: Sendable {
           let opus =
             "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
           let (_, output) = try Self.addSender(
-            "appsrc name=source is-live=true format=time do-timestamp=true max-buffers=8 leaky-type=downstream"
+            "appsrc name=source is-live=true format=time max-buffers=8 leaky-type=downstream"
               + " ! audioconvert ! audioresample ! opusenc bitrate=\(encoding.maxBitrate) inband-fec=true frame-size=20"
               + " ! rtpopuspay ! capsfilter name=rtp caps=\"\(opus)\"",
             to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)

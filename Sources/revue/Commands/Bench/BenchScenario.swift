@@ -46,8 +46,8 @@ struct BenchStream: Sendable, Hashable {
         + " error-resilient=default threads=\(encoderThreads) ! rtpvp8pay picture-id-mode=15-bit"
     case .h264:
       "x264enc tune=zerolatency speed-preset=ultrafast bitrate=\(bitrate / 1000) key-int-max=60"
-        + " ! video/x-h264,profile=constrained-baseline ! h264parse"
-        + " ! rtph264pay config-interval=-1 aggregate-mode=zero-latency"
+        + " ! video/x-h264,profile=constrained-baseline ! h264parse config-interval=-1"
+        + " ! rtph264pay aggregate-mode=zero-latency"
     }
   }
 
