@@ -212,18 +212,7 @@ public struct HostileTraffic: Sendable {
   public mutating func send(
     to host: String = "127.0.0.1", port: Int, perSecond: Int, for duration: Duration
   ) async throws -> Sent {
-    let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard descriptor >= 0 else { throw RevueError(.invalidState, "cannot open a socket: errno \(errno)") }
-    defer { close(descriptor) }
-    var host4 = in_addr()
-    guard inet_pton(AF_INET, host, &host4) == 1 else { throw RevueError(.invalidInput, "not an IPv4 address: \(host)") }
-    let addresses = [port, port + 1].map { port in
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = in_port_t(UInt16(port).bigEndian)
-      address.sin_addr = host4
-      return address
-    }
+    let socket = try UDPSender()
     var sent = Sent()
     let clock = ContinuousClock()
     let start = clock.now
@@ -233,12 +222,7 @@ public struct HostileTraffic: Sendable {
     while clock.now - start < duration, !Task.isCancelled {
       for _ in 0..<perBurst {
         let datagram = next()
-        var address = addresses[datagram.toRTCP ? 1 : 0]
-        _ = withUnsafePointer(to: &address) { pointer in
-          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            sendto(descriptor, datagram.bytes, datagram.bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-          }
-        }
+        socket.send(datagram.bytes, to: host, port: datagram.toRTCP ? port + 1 : port)
         if datagram.toRTCP { sent.rtcp += 1 } else { sent.rtp += 1 }
       }
       // paces-on-purpose: the traffic's rate

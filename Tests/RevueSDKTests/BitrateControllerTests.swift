@@ -337,6 +337,26 @@ import Testing
     #expect(controller.target == 640_000)
   }
 
+  /// A NACK flood (anyone who reaches the sender's port, or a broken receiver) costs little per
+  /// request: copies of four packets in one quarter second, then every packet number within the
+  /// hold after a burst. Each request scanned every request of the window before: 200,000 of
+  /// them took minutes.
+  @Test func aFloodOfRetransmissionRequestsCostsLittleEach() async throws {
+    let target = try await onThread(within: 10, "200,000 requests") {
+      var controller = BitrateController(ceiling: 1_000_000)
+      for index in 0..<100_000 {
+        controller.retransmissionRequested(UInt16(index % 4), at: .milliseconds(1_000 + Int64(index / 1_000)))
+      }
+      controller.retransmissionRequested(4, at: .milliseconds(1_100))
+      for index in 0..<100_000 {
+        controller.retransmissionRequested(UInt16(truncatingIfNeeded: index), at: .milliseconds(1_200))
+      }
+      return controller.target
+    }
+    // Four packets are no burst; the fifth is, and nothing more within the hold.
+    #expect(target == 800_000)
+  }
+
   @Test func onAFastStreamABurstIsAShareOfWhatWasSentNotThreePackets() {
     var controller = BitrateController(ceiling: 4_000_000)
     // 400 packets a second: 100 in a quarter second, of which 25 make a burst.

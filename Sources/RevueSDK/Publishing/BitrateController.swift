@@ -189,8 +189,9 @@ struct BitrateController: Sendable {
   private var lastDecrease: Duration?
   /// …and for a report.
   private var lastReportedDecrease: Duration?
-  /// The retransmission requests of the latest ``burstWindow``: when, and for which packet.
-  private var requests: [(time: Duration, sequence: UInt16)] = []
+  /// The packets asked for again in the latest ``burstWindow``, each with its latest request:
+  /// one entry a packet, so that a flood of copies costs no more than one request each.
+  private var requests: [UInt16: Duration] = [:]
 
   /// A controller for a stream of at most `ceiling` bits per second, which starts there.
   /// - Parameter halvingFloor: the target below which the frame rate is halved (nil: never);
@@ -284,15 +285,20 @@ struct BitrateController: Sendable {
   /// or ``halvesFrameRate`` changed.
   @discardableResult
   mutating func retransmissionRequested(_ sequence: UInt16, at time: Duration) -> Bool {
-    requests.append((time, sequence))
-    requests.removeAll { time - $0.time > Self.burstWindow }
-    let packets = Set(requests.map(\.sequence)).count
+    // Nothing lowers the target again within the hold after a decrease: requests then are not
+    // kept, so that a flood of them costs a comparison each. Outside it, at most a burst's
+    // worth of packets is kept (a burst lowers the target and empties the list).
+    guard lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true else {
+      requests.removeAll()
+      return false
+    }
+    requests[sequence] = time
+    requests = requests.filter { time - $0.value <= Self.burstWindow }
     // A share of what was sent in the window, not a count: random loss on a fast stream asks
     // for a few packets in any quarter second.
     let sent = packetRate * Double(Self.burstWindow / .milliseconds(1)) / 1000
-    guard packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))),
-      lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
-    else { return false }
+    let packets = requests.count
+    guard packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))) else { return false }
     let before = (encoderBitrate, halvesFrameRate)
     decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(packets), at: time)
     requests.removeAll()

@@ -37,6 +37,8 @@ final class RTPSender: Sendable {
     var roundTrip: Duration?
     /// Keyframe requests (RTCP PLI or FIR) the receivers sent.
     var keyframeRequests = KeyframeRequests()
+    /// RTCP packets dropped because they came from another host than the destination.
+    var feedbackFromOtherHosts = 0
     /// Packets sent again at a receiver's request (RTX), when the stream retransmits.
     var packetsRetransmitted: Int?
   }
@@ -217,6 +219,7 @@ final class RTPSender: Sendable {
       rtcpReceived = rtcpIn.staticPad("src")!
     }
     try rtcpReceived.link(rtcpSink)
+    acceptFeedback(onlyFrom: host, at: rtcpIn.staticPad("src")!, counters: stream.counters)
     // RTP out, RTCP in and RTCP out on one socket: bind it first, then share it. A receiver
     // then knows where to send feedback from the first packet, before the first report.
     try rtcpIn.setState(.ready)
@@ -232,6 +235,34 @@ final class RTPSender: Sendable {
       }
     }
     return (try? rtcpIn.get("port", as: Int.self)) ?? 0
+  }
+
+  /// Drops the RTCP that reaches the stream's socket from any host but `destination` (the
+  /// receiver's address; any host for a multicast group), before it is decrypted or read:
+  /// receiver reports and feedback steer the encoder (100% loss reports take the bitrate to the
+  /// floor, NACKs and PLIs cost retransmissions and keyframes), and anyone who can reach the
+  /// port could otherwise send them. The port is the receiver's choice (a NAT may change it),
+  /// the address is not.
+  private static func acceptFeedback(onlyFrom destination: String, at pad: Pad, counters: Locked<Counters>) {
+    guard !isMulticast(destination) else { return }
+    let destination = destination.lowercased()
+    pad.addProbe(.buffer) { _, info in
+      guard var host = info.buffer?.senderAddress?.host.lowercased() else { return .ok }
+      if host.hasPrefix("::ffff:") { host.removeFirst(7) }
+      if host == destination { return .ok }
+      let first = counters.value.withLock { counters in
+        counters.feedbackFromOtherHosts += 1
+        return counters.feedbackFromOtherHosts == 1
+      }
+      if first { RevueLog.log(.info, "Publication", "RTCP from \(host) dropped: feedback is taken from \(destination) only") }
+      return .drop
+    }
+  }
+
+  /// Whether `address` is an IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast group.
+  static func isMulticast(_ address: String) -> Bool {
+    if address.contains(":") { return address.lowercased().hasPrefix("ff") }
+    return address.split(separator: ".").first.flatMap { Int($0) }.map { (224...239).contains($0) } ?? false
   }
 
   /// The largest RTP packet sent, in bytes: room for SRTP and tunnel headers on a 1500-byte path.
