@@ -87,14 +87,15 @@ enum Command: Equatable {
                        300), or not with --no-recovery; --srtp-key decrypts SRTP (with --sdp
                        the key comes from its a=crypto lines); --from HOST takes packets from
                        that host only
-      serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password P] [--auth digest|basic]
+      serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password P] [--auth digest|basic] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
             [--codec h264|vp8] [--bitrate BPS] [--duration S] [--json]
                        serve a camera to RTSP clients (VLC, ffmpeg, NVRs) at
                        rtsp://HOST:PORT/camera (default path), over UDP or TCP as each client
                        asks: captured and encoded once (default H.264) for all of them;
                        --user and --password let only that user in (digest authentication,
-                       or basic); Ctrl-C stops
+                       or basic); on loopback (127.0.0.1) unless an ADDRESS is given, and on
+                       another address only with a user, or --no-auth; Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]

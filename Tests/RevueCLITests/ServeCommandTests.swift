@@ -8,7 +8,7 @@ import Testing
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct ServeCommandTests {
   @Test func options() throws {
     let defaults = try #require(try ServeOptions.parse(["--rtsp", "8554"]))
-    #expect(defaults.address == "0.0.0.0" && defaults.port == 8554 && defaults.path == "/camera")
+    #expect(defaults.address == "127.0.0.1" && defaults.port == 8554 && defaults.path == "/camera")
     #expect(defaults.codec == .h264 && defaults.user == nil && defaults.authentication == .digest)
     let options = try #require(
       try ServeOptions.parse([
@@ -20,6 +20,10 @@ import Testing
     #expect(options.source == .virtualCamera("usb-720p-webcam") && options.size.description == "640x360")
     #expect(options.fps == 15 && options.codec == .vp8 && options.duration == 5)
     #expect(try ServeOptions.parse(["--rtsp", "[::1]:8554"])?.address == "::1")
+    // Beyond loopback: with a user, or without one on purpose.
+    #expect(try ServeOptions.parse(["--rtsp", "0.0.0.0:8554", "--no-auth"])?.noAuth == true)
+    #expect(
+      try ServeOptions.parse(["--rtsp", "0.0.0.0:8554", "--user", "ann", "--password", "pw"])?.address == "0.0.0.0")
     for (arguments, error) in [
       ([], "serve: --rtsp [ADDRESS:]PORT is required"),
       (["--rtsp", "camera"], "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not 'camera'"),
@@ -27,6 +31,14 @@ import Testing
       (["--rtsp", "8554", "--path", "camera"], "serve: --path starts with /, such as /camera, not 'camera'"),
       (["--rtsp", "8554", "--user", "ann"], "serve: --user and --password go together"),
       (["--rtsp", "8554", "--auth", "none"], "serve: --auth is basic or digest, not 'none'"),
+      (
+        ["--rtsp", "0.0.0.0:8554"],
+        "serve: 0.0.0.0 lets anyone on the network watch the camera: give --user and --password, or --no-auth to serve it without them on purpose"
+      ),
+      (
+        ["--rtsp", "[::]:8554"],
+        "serve: :: lets anyone on the network watch the camera: give --user and --password, or --no-auth to serve it without them on purpose"
+      ),
     ] {
       #expect(throws: UsageError(description: error)) { try ServeOptions.parse(arguments) }
     }

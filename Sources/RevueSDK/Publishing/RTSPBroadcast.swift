@@ -53,7 +53,9 @@ public final class RTSPBroadcast: Sendable {
 
   /// Serves `track` at `rtsp://address:port/path`.
   /// - Parameters:
-  ///   - address: the address to listen on; every address by default.
+  ///   - address: the address to listen on: loopback by default (this machine's clients only);
+  ///     `0.0.0.0` for every address, which shares the track with the whole network (give
+  ///     `credentials` then).
   ///   - port: the port; 8554 by default (554 needs root), 0 for any free one (see ``port``).
   ///   - path: the path clients ask for, from `/`.
   ///   - codec: H.264 by default (what VLC, NVRs and browsers' RTSP gateways all take), or VP8.
@@ -64,7 +66,7 @@ public final class RTSPBroadcast: Sendable {
   /// - Throws: ``RevueError`` (``RevueError/Kind/invalidInput``) for a path that does not start
   ///   with `/` or an address the server cannot listen on (in use, not this host's).
   public init(
-    track: LocalVideoTrack, address: String = "0.0.0.0", port: Int = 8554, path: String = "/camera",
+    track: LocalVideoTrack, address: String = "127.0.0.1", port: Int = 8554, path: String = "/camera",
     codec: VideoCodec = .h264, encoding: VideoEncoding? = nil, credentials: [Credentials] = [],
     authentication: Authentication = .digest
   ) throws(RevueError) {

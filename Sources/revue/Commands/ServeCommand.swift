@@ -8,12 +8,15 @@ struct ServeOptions: Equatable {
   var fps = 30
   var codec = VideoCodec.h264
   var bitrate: Int?
-  var address = "0.0.0.0"
+  /// Loopback unless an address is given: a camera is not shared with the network by default.
+  var address = "127.0.0.1"
   var port = 8554
   var path = "/camera"
   var user: String?
   var password: String?
   var authentication = RTSPBroadcast.Authentication.digest
+  /// Serving beyond loopback without a password, on purpose.
+  var noAuth = false
   var duration: Int?
   var json = false
 
@@ -44,6 +47,7 @@ struct ServeOptions: Equatable {
         }
       case "--user": options.user = try reader.value(option)
       case "--password": options.password = try reader.value(option)
+      case "--no-auth": options.noAuth = true
       case "--auth":
         switch try reader.value(option) {
         case "basic": options.authentication = .basic
@@ -73,7 +77,17 @@ struct ServeOptions: Equatable {
     guard (options.user == nil) == (options.password == nil) else {
       throw UsageError(description: "serve: --user and --password go together")
     }
+    guard options.user != nil || options.noAuth || Self.isLoopback(options.address) else {
+      throw UsageError(
+        description: "serve: \(options.address) lets anyone on the network watch the camera:"
+          + " give --user and --password, or --no-auth to serve it without them on purpose")
+    }
     return options
+  }
+
+  /// Whether `address` is this machine's own (127.0.0.0/8, ::1, localhost).
+  static func isLoopback(_ address: String) -> Bool {
+    address.hasPrefix("127.") || address == "::1" || address == "localhost"
   }
 }
 
