@@ -348,6 +348,40 @@ import Testing
     #expect(revue.map(\.payloadTypes) == [RTPPayloadTypes(media: 96, rtx: 97, fec: 122, fecRTX: 123), .revueAudio])
   }
 
+  /// The receivers are built with the SDP's payload types: the caps name the video's and the
+  /// audio's, rtprtxreceive maps the video's to its RTX and ULPFEC's to its own, rtpulpfecdec
+  /// takes ULPFEC's.
+  @Test func theReceiversTakeTheSDPsPayloadTypes() async throws {
+    let port = FreePorts.rtp(pairs: 2)
+    let sdp = """
+      v=0
+      m=video \(port) RTP/AVPF 100 101 125 107
+      a=rtpmap:100 VP8/90000
+      a=rtpmap:101 rtx/90000
+      a=fmtp:101 apt=100
+      a=rtpmap:125 ulpfec/90000
+      a=rtpmap:107 rtx/90000
+      a=fmtp:107 apt=125
+      m=audio \(port + 2) RTP/AVP 109
+      a=rtpmap:109 opus/48000/2
+      a=fmtp:109 sprop-stereo=0
+      """
+    let room = Room()
+    let remote = try await room.listen(sdp: sdp, on: "127.0.0.1")
+    let video = try #require(remote.videoTrack).receiver.pipeline.pipeline
+    let map = try #require(video.element(named: "rtx")).get("payload-type-map", as: Structure.self)
+    #expect(map.get("100", as: UInt.self) == 101 && map.get("125", as: UInt.self) == 107, "\(map)")
+    #expect(try video.element(named: "fec")?.get("pt", as: UInt.self) == 125)
+    let videoCaps = try video.element(named: "rtpin")?.get("caps", as: Caps.self).structure(at: 0)
+    #expect(videoCaps?.get("payload", as: Int.self) == 100, "\(String(describing: videoCaps))")
+    let audio = try #require(remote.audioTrack).receiver.pipeline.pipeline
+    let audioCaps = try audio.element(named: "rtpin")?.get("caps", as: Caps.self).structure(at: 0)
+    #expect(audioCaps?.get("payload", as: Int.self) == 109, "\(String(describing: audioCaps))")
+    #expect(audioCaps?.get("encoding-params", as: String.self) == "2")
+    #expect(audioCaps?.get("sprop-stereo", as: String.self) == "0")
+    await room.disconnect()
+  }
+
   /// Payload types that are not numbers of 7 bits, codecs Revue does not decode, and codecs
   /// offered at another clock rate or on a static payload type are refused, naming the line.
   @Test func aPayloadTypeOrCodecRevueCannotTakeNamesItsLine() async throws {
