@@ -59,7 +59,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     do {
       let sections = try FuzzEntry.parseSDP(text)
       // What the parser accepts, the receiver binds: a port of 1…65534 (RTCP on the next one).
-      for section in sections { precondition((1..<65_535).contains(section.port), "SDP port \(section.port)") }
+      for section in sections {
+        precondition((1..<65_535).contains(section.port), "SDP port \(section.port)")
+        // What the receiver's caps and rtprtxreceive take: a dynamic payload type for the media
+        // (the depayloaders refuse others), and recovery payload types of RTP's 7 bits, each
+        // its own.
+        let types = section.payloadTypes
+        precondition((96...127).contains(types[0]), "SDP media payload type \(types[0])")
+        precondition(types.allSatisfy { (0...127).contains($0) }, "SDP payload types \(types)")
+        precondition(Set(types).count == types.count, "SDP payload types \(types) repeat")
+      }
       return .accepted
     } catch {
       return .rejected

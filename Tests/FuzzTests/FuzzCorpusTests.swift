@@ -41,4 +41,15 @@ import Testing
       #expect(target.run(Array(try Data(contentsOf: file))) == .accepted, "\(file.lastPathComponent)")
     }
   }
+
+  /// The inputs kept as what must be refused (`bad-*`: an SDP's malformed payload type, a codec
+  /// at another clock rate, a bad key; a config's unknown element) are refused, not taken.
+  @Test(arguments: [FuzzTarget.sdp, .config])
+  func whatIsBadIsRefused(target: FuzzTarget) throws {
+    let bad = try Self.files(target).filter { $0.lastPathComponent.hasPrefix("bad-") }
+    #expect(!bad.isEmpty)
+    for file in bad {
+      #expect(target.run(Array(try Data(contentsOf: file))) == .rejected, "\(file.lastPathComponent)")
+    }
+  }
 }

@@ -244,6 +244,31 @@ import Testing
     #expect(sender.output.split(separator: "\n").first.map { $0.hasPrefix("{") } == true)
   }
 
+  /// `revue receive --sdp` with the SDP file ffmpeg wrote (VP8 on 96, or H.264 on 102; Opus on
+  /// 97; the two on ports six apart) decodes ffmpeg's frames and its 1 kHz sine, whose level
+  /// (an eighth of full scale: -21 dBFS) its status lines show.
+  @Test(arguments: zip(["vp8", "h264"], [96, 102])) func receiveTakesFFmpegsSDPFile(
+    codec: String, payloadType: Int
+  ) async throws {
+    let first = FreePorts.rtp(pairs: 4)
+    let sender = try await FFmpegRTPSender.start(
+      codec: codec, videoPort: first, videoPayloadType: payloadType == 96 ? nil : payloadType, audioPort: first + 6)
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-ffmpeg-\(first).sdp")
+    defer { try? FileManager.default.removeItem(at: file) }
+    try sender.sdp.write(to: file, atomically: true, encoding: .utf8)
+    let received = try await Self.run(["receive", "--sdp", file.path, "--json", "--duration", "4"], within: 30)
+    await sender.process.stop()
+    #expect(received.status == 0, "\(received.error)")
+    #expect(received.error.contains("revue: receiving \(codec) from"), "\(received.error)")
+    let lines = received.output.split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+    let frames = lines.last?["framesDecoded"] as? Int ?? 0
+    #expect(frames >= 30, "\(received.output)")
+    let levels = lines.compactMap { $0["audioLevelDBFS"] as? Double }
+    #expect(levels.contains { abs($0 + 21) < 2 }, "the sine's level in \(levels) dBFS: \(received.output)")
+  }
+
   @Test func streamAndReceiveRefuseBadInputWithOneLine() async throws {
     for (arguments, words, status) in [
       (["stream", "--size", "big"], "--size is WIDTHxHEIGHT", Int32(2)),

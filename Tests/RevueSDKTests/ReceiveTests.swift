@@ -1,9 +1,10 @@
 import Foundation
 import GStreamer
-import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
+
+@testable import RevueSDK
 
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ReceiveTests {
   init() { TestEnvironment.prepare() }
@@ -242,6 +243,173 @@ import Testing
       try await audio.capturer?.stopCapture()
       await sending.disconnect()
       await receiving.disconnect()
+    }
+  }
+
+  /// ffmpeg, not Revue, sends: its SDP puts Opus on payload type 97 (and here H.264 on 102),
+  /// and each stream on a port of its own, apart from the other's. Both are decoded: frames of
+  /// ffmpeg's picture, and its 1 kHz sine, by its level and its pitch.
+  @Test(arguments: zip([VideoCodec.vp8, .h264], [96, 102])) func ffmpegsSDPIsReceivedUnderItsPayloadTypes(
+    _ codec: VideoCodec, _ payloadType: Int
+  ) async throws {
+    let first = FreePorts.rtp(pairs: 4)
+    let (videoPort, audioPort) = (first, first + 6)
+    let sender = try await FFmpegRTPSender.start(
+      codec: codec.rawValue, videoPort: videoPort, videoPayloadType: payloadType == 96 ? nil : payloadType,
+      audioPort: audioPort)
+    #expect(sender.sdp.contains("m=video \(videoPort) RTP/AVP \(payloadType)\r\n"), "\(sender.sdp)")
+    #expect(sender.sdp.contains("m=audio \(audioPort) RTP/AVP 97\r\n"), "\(sender.sdp)")
+    #expect(sender.sdp.contains("a=rtpmap:97 opus/48000/2"), "\(sender.sdp)")
+    let room = Room()
+    let remote = try await room.listen(sdp: sender.sdp, on: "127.0.0.1")
+    let frames = FrameStream()
+    remote.videoTrack?.add(videoRenderer: frames)
+    let sound = AudioStream()
+    remote.audioTrack?.add(audioRenderer: sound)
+    #expect(remote.videoTrack?.codec == codec)
+    // ffmpeg answers no keyframe request: the first frame comes with its next keyframe (1 s).
+    let frame = try await frames.next("a frame of ffmpeg's \(codec) on payload type \(payloadType)")
+    #expect(frame.dimensions == Dimensions(width: 320, height: 240))
+    let tone = try await Self.tone(of: sound)
+    #expect(tone.peak > 3_000 && tone.peak < 5_000, "the sine's level (4096): peak \(tone.peak)")
+    #expect(abs(tone.hertz - 1_000) < 20, "the sine's pitch: \(tone.hertz) Hz")
+    _ = try await frames.next { _ in frames.count >= 10 }
+    await room.disconnect()
+    await sender.process.stop()
+  }
+
+  /// The peak and the pitch of 200 ms of decoded sound after the first buffer that is not silent
+  /// (one peak over 1000), within 20 s; the pitch from the zero crossings of the first channel.
+  static func tone(of sound: AudioStream) async throws -> (peak: Int, hertz: Double) {
+    let buffers = sound.buffers
+    return try await withDeadline(20, "200 ms of decoded sound") {
+      var (peak, crossings, frames) = (0, 0, 0)
+      var last: Int?
+      for await buffer in buffers {
+        guard let samples = buffer.int16Samples else { continue }
+        let channel = stride(from: 0, to: samples.count, by: buffer.channelCount).map { Int(samples[$0]) }
+        let loudest = channel.map(abs).max() ?? 0
+        // The first buffer that is not silent may start with silence or concealment.
+        guard let previous = last else {
+          if loudest > 1_000 { last = channel.last }
+          continue
+        }
+        let joined = [previous] + channel
+        peak = max(peak, loudest)
+        crossings += zip(joined, joined.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        frames += channel.count
+        last = channel.last
+        if frames >= buffer.sampleRate / 5 {
+          return (peak, Double(crossings) / 2 * Double(buffer.sampleRate) / Double(frames))
+        }
+      }
+      throw CancellationError()
+    }
+  }
+
+  /// What an SDP gives is taken as it says: the media's payload type (the first of the `m=`
+  /// line Revue decodes), RTX by its `apt`, ULPFEC and its RTX, Opus's channels and
+  /// `sprop-stereo`; a browser's offer, whose first video payload type is VP9.
+  @Test func payloadTypesComeFromTheSDP() throws {
+    let sdp = """
+      v=0
+      m=video 5004 UDP/TLS/RTP/SAVPF 98 99 100 101 127 103 125 107
+      a=rtpmap:98 VP9/90000
+      a=rtpmap:99 rtx/90000
+      a=fmtp:99 apt=98
+      a=rtpmap:100 VP8/90000
+      a=rtpmap:101 rtx/90000
+      a=fmtp:101 apt=100;rtx-time=3000
+      a=rtpmap:127 red/90000
+      a=rtpmap:125 ulpfec/90000
+      a=rtpmap:103 H264/90000
+      a=fmtp:103 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f
+      a=rtpmap:107 rtx/90000
+      a=fmtp:107 apt=125
+      m=audio 5008 RTP/AVP 0 109
+      a=rtpmap:109 OPUS/48000/2
+      a=fmtp:109 minptime=10; useinbandfec=1; sprop-stereo=1
+      """
+    let media = try SDPMedia.parse(sdp)
+    #expect(media.map(\.kind) == [.video(.vp8), .opus(channels: 2, stereo: true)])
+    #expect(media.map(\.port) == [5004, 5008])
+    #expect(media[0].payloadTypes == RTPPayloadTypes(media: 100, rtx: 101, fec: 125, fecRTX: 107))
+    #expect(media[0].recovery == [.nack, .fec])
+    #expect(media[1].payloadTypes == RTPPayloadTypes(media: 109))
+    // ffmpeg's (Opus on 97, no channels said: one), and Revue's own (video on 96, RTX on 97).
+    let ffmpeg = try SDPMedia.parse("v=0\nm=audio 7000 RTP/AVP 97\na=rtpmap:97 opus/48000\n")
+    #expect(ffmpeg.map(\.kind) == [.opus(channels: 1, stereo: nil)])
+    #expect(ffmpeg.map(\.payloadTypes) == [RTPPayloadTypes(media: 97)])
+    let revue = try SDPMedia.parse(
+      try String(
+        contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("Fuzz/Corpus/sdp/valid-vp8-opus.sdp"),
+        encoding: .utf8))
+    // Its ULPFEC's RTX on 123, as that SDP says (Revue's senders use 98).
+    #expect(revue.map(\.payloadTypes) == [RTPPayloadTypes(media: 96, rtx: 97, fec: 122, fecRTX: 123), .revueAudio])
+  }
+
+  /// The receivers are built with the SDP's payload types: the caps name the video's and the
+  /// audio's, rtprtxreceive maps the video's to its RTX and ULPFEC's to its own, rtpulpfecdec
+  /// takes ULPFEC's.
+  @Test func theReceiversTakeTheSDPsPayloadTypes() async throws {
+    let port = FreePorts.rtp(pairs: 2)
+    let sdp = """
+      v=0
+      m=video \(port) RTP/AVPF 100 101 125 107
+      a=rtpmap:100 VP8/90000
+      a=rtpmap:101 rtx/90000
+      a=fmtp:101 apt=100
+      a=rtpmap:125 ulpfec/90000
+      a=rtpmap:107 rtx/90000
+      a=fmtp:107 apt=125
+      m=audio \(port + 2) RTP/AVP 109
+      a=rtpmap:109 opus/48000/2
+      a=fmtp:109 sprop-stereo=0
+      """
+    let room = Room()
+    let remote = try await room.listen(sdp: sdp, on: "127.0.0.1")
+    let video = try #require(remote.videoTrack).receiver.pipeline.pipeline
+    let map = try #require(video.element(named: "rtx")).get("payload-type-map", as: Structure.self)
+    #expect(map.get("100", as: UInt.self) == 101 && map.get("125", as: UInt.self) == 107, "\(map)")
+    #expect(try video.element(named: "fec")?.get("pt", as: UInt.self) == 125)
+    let videoCaps = try video.element(named: "rtpin")?.get("caps", as: Caps.self).structure(at: 0)
+    #expect(videoCaps?.get("payload", as: Int.self) == 100, "\(String(describing: videoCaps))")
+    let audio = try #require(remote.audioTrack).receiver.pipeline.pipeline
+    let audioCaps = try audio.element(named: "rtpin")?.get("caps", as: Caps.self).structure(at: 0)
+    #expect(audioCaps?.get("payload", as: Int.self) == 109, "\(String(describing: audioCaps))")
+    #expect(audioCaps?.get("encoding-params", as: String.self) == "2")
+    #expect(audioCaps?.get("sprop-stereo", as: String.self) == "0")
+    await room.disconnect()
+  }
+
+  /// Payload types that are not numbers of 7 bits, codecs Revue does not decode, and codecs
+  /// offered at another clock rate or on a static payload type are refused, naming the line.
+  @Test func aPayloadTypeOrCodecRevueCannotTakeNamesItsLine() async throws {
+    let port = FreePorts.rtp()
+    for (sdp, words) in [
+      (
+        "m=video \(port) RTP/AVP 96x\na=rtpmap:96 VP8/90000",
+        "SDP line 2: payload type '96x' is not a number from 0 to 127"
+      ),
+      ("m=audio \(port) RTP/AVP 128\na=rtpmap:128 opus/48000/2", "SDP line 2: payload type '128' is not"),
+      ("m=audio \(port) RTP/AVP -1\na=rtpmap:-1 opus/48000/2", "SDP line 2: payload type '-1' is not"),
+      ("m=video \(port) RTP/AVP 96\na=rtpmap:nine VP8/90000", "SDP line 3: payload type 'nine' is not"),
+      ("m=video \(port) RTP/AVP 96\na=rtpmap:96 VP8", "SDP line 3: malformed rtpmap"),
+      (
+        "m=video \(port) RTP/AVP 96 97\na=rtpmap:96 VP8/90000\na=rtpmap:97 rtx/90000\na=fmtp:97 apt=x",
+        "SDP line 5: payload type 'x' is not"
+      ),
+      ("m=audio \(port) RTP/AVP 0", "SDP line 2: audio in payload type 0 is not received"),
+      ("m=audio \(port) RTP/AVP 97\na=rtpmap:97 PCMA/8000", "SDP line 2: audio in PCMA is not received"),
+      ("m=video \(port) RTP/AVP 96\na=rtpmap:96 VP8/8000", "SDP line 3: VP8 at 8000 Hz is not received"),
+      ("m=audio \(port) RTP/AVP 97\na=rtpmap:97 opus/48000/6", "SDP line 3: opus in 6 channels is not received"),
+      ("m=audio \(port) RTP/AVP 8\na=rtpmap:8 opus/48000/2", "SDP line 3: opus on payload type 8 is not received"),
+    ] {
+      await #expect {
+        try await Room().listen(sdp: "v=0\n" + sdp + "\n")
+      } throws: { error in
+        "\(error)".contains(words) && !"\(error)".contains("\n")
+      }
     }
   }
 

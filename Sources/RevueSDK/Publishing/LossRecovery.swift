@@ -34,13 +34,6 @@ public struct LossRecovery: OptionSet, Sendable, Hashable {
   /// for a packet (``Room/defaultLatency``), so every NACK that can still help is answered.
   static let historyMilliseconds = 1_000
 
-  /// The payload types retransmitted and the payload types of their retransmissions, as
-  /// `rtprtxsend` and `rtprtxreceive` take them.
-  func rtxMap(payloadType: Int) -> String {
-    "application/x-rtp-pt-map,\(payloadType)=(uint)\(Self.rtxPayloadType)"
-      + (contains(.fec) ? ",\(Self.fecPayloadType)=(uint)\(Self.fecRTXPayloadType)" : "")
-  }
-
   /// What follows the payloader in the chain of stream `index` for this set: an FEC encoder and
   /// an RTX sender (named `rtx<index>`) keeping ``historyMilliseconds`` of packets. Empty when
   /// nothing is on.
@@ -52,9 +45,11 @@ public struct LossRecovery: OptionSet, Sendable, Hashable {
         + " percentage-important=\(Self.fecPercentage) multipacket=true"
     }
     if contains(.nack) {
+      var types = RTPPayloadTypes.revueVideo
+      types.media = payloadType
       chain +=
         " ! rtprtxsend name=rtx\(index) max-size-time=\(Self.historyMilliseconds) max-size-packets=0"
-        + " payload-type-map=\"\(rtxMap(payloadType: payloadType))\""
+        + " payload-type-map=\"\(types.rtxMap(fec: contains(.fec)) ?? "")\""
         + " ssrc-map=\"application/x-rtp-ssrc-map,\(ssrc)=(uint)\(rtxSSRC)\""
     }
     return chain

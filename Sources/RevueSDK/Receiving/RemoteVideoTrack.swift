@@ -62,12 +62,13 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   let receiver: RTPReceiver
   private let last = Mutex<PixelBuffer?>(nil)
 
-  /// Receives `codec` on `port` of `address`, recovering lost packets as `recovery` says,
-  /// decrypting SRTP with `srtp` and taking packets from `source` only, when given;
-  /// `syncMeter` looks for the sync signal's flashes.
+  /// Receives `codec` on `port` of `address` under `payloadTypes`, recovering lost packets as
+  /// `recovery` says, decrypting SRTP with `srtp` and taking packets from `source` only, when
+  /// given; `syncMeter` looks for the sync signal's flashes.
   init(
-    name: String, codec: VideoCodec, address: String, port: Int, latency: Int, recovery: LossRecovery = .nack,
-    srtp: SRTPKey? = nil, source: String? = nil, syncMeter: SyncMeter? = nil
+    name: String, codec: VideoCodec, address: String, port: Int, payloadTypes: RTPPayloadTypes = .revueVideo,
+    latency: Int, recovery: LossRecovery = .nack, srtp: SRTPKey? = nil, source: String? = nil,
+    syncMeter: SyncMeter? = nil
   ) throws(RevueError) {
     self.codec = codec
     // After a loss the depayloader asks for a keyframe (RTCP PLI) and passes nothing on until it
@@ -80,9 +81,9 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
       }
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
-      address: address, port: port, clockRate: 90_000, payloadType: 96,
-      caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName),payload=96"
-        + ",rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
+      address: address, port: port, clockRate: 90_000, payloadTypes: payloadTypes,
+      caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName)"
+        + ",payload=\(payloadTypes.media),rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery,
       srtp: srtp, source: source, muted: { relay.target?.setMuted($0) },
       ended: { relay.target?.clearRenderers() }
@@ -148,17 +149,21 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
 public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
   let receiver: RTPReceiver
 
-  /// Receives Opus on `port` of `address`, decrypting SRTP with `srtp` and taking packets from
-  /// `source` only, when given; `syncMeter` listens for the sync signal's beeps.
+  /// Receives Opus on `port` of `address` under `payloadType`, decrypting SRTP with `srtp` and
+  /// taking packets from `source` only, when given; `syncMeter` listens for the sync signal's
+  /// beeps. `channels` is the SDP's (`opus/48000/2`), and `stereo` its `sprop-stereo`: whether
+  /// the sender sends two channels (nil: not said).
   init(
-    name: String, address: String, port: Int, latency: Int, srtp: SRTPKey? = nil, source: String? = nil,
+    name: String, address: String, port: Int, payloadType: Int = RTPPayloadTypes.revueAudio.media,
+    channels: Int = 2, stereo: Bool? = nil, latency: Int, srtp: SRTPKey? = nil, source: String? = nil,
     syncMeter: SyncMeter? = nil
   ) throws(RevueError) {
     let relay = Relay<RemoteAudioTrack>()
     let format = AudioFormat.standard
     receiver = try RTPReceiver(
-      address: address, port: port, clockRate: 48_000, payloadType: 111,
-      caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=111",
+      address: address, port: port, clockRate: 48_000, payloadTypes: RTPPayloadTypes(media: payloadType),
+      caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=\(payloadType)"
+        + ",encoding-params=(string)\(channels)" + (stereo.map { ",sprop-stereo=(string)\($0 ? 1 : 0)" } ?? ""),
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
       latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
     ) { sample, captured in
@@ -381,6 +386,8 @@ final class RTPReceiver: Sendable {
   /// Binds `port` (RTP) and `port + 1` (RTCP) on `address` and starts decoding, handing each
   /// decoded sample to `deliver` on the streaming thread.
   /// - Parameters:
+  ///   - payloadTypes: the media's payload type (`caps` says it too), and those of its loss
+  ///     recovery.
   ///   - caps: the RTP caps of the stream.
   ///   - srtp: the key of an SRTP stream; nil for plain RTP.
   ///   - source: the numeric address of the one host packets are taken from; nil for any.
@@ -392,8 +399,8 @@ final class RTPReceiver: Sendable {
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
-    address: String, port: Int, clockRate: Int, payloadType: Int, caps: String, decode: String, latency: Int,
-    recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
+    address: String, port: Int, clockRate: Int, payloadTypes: RTPPayloadTypes, caps: String, decode: String,
+    latency: Int, recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
     muted: @escaping @Sendable (Bool) -> Void, ended: @escaping @Sendable () -> Void = {},
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
@@ -402,14 +409,15 @@ final class RTPReceiver: Sendable {
     self.decoderStreams = decoderStreams
     let status = StreamStatus(name: "the receiver on port \(port)", ended: ended)
     self.status = status
-    let nack = recovery.contains(.nack)
-    let fec = recovery.contains(.fec)
+    let payloadType = payloadTypes.media
+    // Only what the sender offers: retransmissions need their payload type, FEC its.
+    let fecPayloadType = recovery.contains(.fec) ? payloadTypes.fec : nil
+    let rtxMap = recovery.contains(.nack) ? payloadTypes.rtxMap(fec: fecPayloadType != nil) : nil
+    let nack = rtxMap != nil
     let beforeJitter =
-      (fec ? "rtpstorage name=storage size-time=\(UInt64(latency + 100) * 1_000_000) ! " : "")
-      + (nack
-        ? "rtprtxreceive name=rtx payload-type-map=\"\(recovery.rtxMap(payloadType: payloadType))\" ! "
-        : "")
-    let afterJitter = fec ? "rtpulpfecdec name=fec pt=\(LossRecovery.fecPayloadType) ! " : ""
+      (fecPayloadType != nil ? "rtpstorage name=storage size-time=\(UInt64(latency + 100) * 1_000_000) ! " : "")
+      + (rtxMap.map { "rtprtxreceive name=rtx payload-type-map=\"\($0)\" ! " } ?? "")
+    let afterJitter = fecPayloadType.map { "rtpulpfecdec name=fec pt=\($0) ! " } ?? ""
     let secure = srtp != nil
     // With SRTP: the sockets' packets go through srtpdec, and RTCP out (with the feedback built
     // here, pushed into `feedback`) through srtpenc.
@@ -573,19 +581,18 @@ final class RTPReceiver: Sendable {
         counters.value.withLock { $0.arrived(pts: pts, rtp: header.timestamp, ssrc: header.ssrc) }
         return .ok
       }
-      if recovery.contains(.fec), let pad = jitterBuffer.staticPad("src") {
+      if let fecPayloadType, let pad = jitterBuffer.staticPad("src") {
         Self.nameTheStream(on: pad, counters)
         // FEC packets share the stream's sequence numbers under a payload type of their own.
         let media = try Caps(caps)
-        let fec = try Caps(
-          "application/x-rtp,media=video,clock-rate=\(clockRate),payload=\(LossRecovery.fecPayloadType)")
+        let fec = try Caps("application/x-rtp,media=video,clock-rate=\(clockRate),payload=\(fecPayloadType)")
         jitterBuffer.answerPayloadTypeMap { pt in
-          pt == payloadType ? media : pt == LossRecovery.fecPayloadType ? fec : nil
+          pt == payloadType ? media : pt == fecPayloadType ? fec : nil
         }
         // The FEC packets have served once they are stored (rtpulpfecdec finds them there, and
         // numbers the media packets it passes on anew); the depayloader must not see them.
         pipeline.pipeline.element(named: "fec")?.staticPad("sink")?.addProbe(.buffer) { _, info in
-          info.buffer?.rtpHeader?.payloadType == LossRecovery.fecPayloadType ? .drop : .ok
+          info.buffer?.rtpHeader?.payloadType == fecPayloadType ? .drop : .ok
         }
       }
       // A decoder that cannot go on asks for a keyframe upstream, and the jitter buffer for a

@@ -2,10 +2,14 @@
 /// reached without widening the public API. Import with `@_spi(Fuzzing) import RevueSDK`.
 @_spi(Fuzzing) public enum FuzzEntry {
   /// The media sections of `sdp` as ``Room/listen(sdp:on:latency:lossRecovery:measuresAVSync:from:)``
-  /// reads them, before anything is received: each section's port, and whether it is SRTP.
+  /// reads them, before anything is received: each section's port, whether it is SRTP, and
+  /// the payload types it receives (the media's first, then those of its loss recovery).
   /// - Throws: ``RevueError`` for an SDP that `listen(sdp:)` refuses.
-  public static func parseSDP(_ sdp: String) throws(RevueError) -> [(port: Int, secure: Bool)] {
-    try SDPMedia.parse(sdp).map { ($0.port, $0.key != nil) }
+  public static func parseSDP(_ sdp: String) throws(RevueError) -> [(port: Int, secure: Bool, payloadTypes: [Int])] {
+    try SDPMedia.parse(sdp).map { section in
+      let types = section.payloadTypes
+      return (section.port, section.key != nil, [types.media] + [types.rtx, types.fec, types.fecRTX].compactMap { $0 })
+    }
   }
 
   /// What a WHIP publication reads from an endpoint's answer `sdp`: the simulcast layers it

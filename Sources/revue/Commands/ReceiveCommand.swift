@@ -1,5 +1,6 @@
 import Foundation
 import RevueSDK
+import Synchronization
 
 /// `revue receive`: decodes a stream sent to a port (or described by an SDP file), shows its
 /// statistics, and writes a PNG of a received frame on request.
@@ -33,7 +34,9 @@ struct ReceiveCommand {
     let view = options.window ? await Self.show(track) : nil
     // The stream's audio, if it has some, plays on this machine's sound output.
     var speaker: AudioPlayer?
+    let level = AudioLevelMeter()
     if let audio = remote.audioTrack {
+      audio.add(audioRenderer: level)
       do {
         speaker = try AudioPlayer()
         audio.add(audioRenderer: speaker!)
@@ -52,6 +55,8 @@ struct ReceiveCommand {
       let fps = lastFrames.advance(to: stats.framesDecoded)
       let latency = stats.latency.map { String(format: "%.1f ms", StreamCommand.milliseconds($0)) } ?? "—"
       let jitter = String(format: "%.1f ms", StreamCommand.milliseconds(stats.jitter))
+      let loudness = level.read()
+      let audio = remote.audioTrack == nil ? "" : "  audio \(loudness.map { String(format: "%.0f dBFS", $0) } ?? "—")"
       printer.print(
         [
           ("framesDecoded", stats.framesDecoded), ("fps", fps), ("bitrate", Int(stats.bitrate)),
@@ -63,10 +68,12 @@ struct ReceiveCommand {
           ("latencyMilliseconds", stats.latency.map(StreamCommand.milliseconds) as Any? ?? NSNull()),
           ("avSyncMilliseconds", remote.avSyncMilliseconds as Any? ?? NSNull()),
           ("sender", remote.identity), ("muted", track.isMuted),
+          ("audioLevelDBFS", loudness as Any? ?? NSNull()),
         ],
         text:
           "\(fps) fps  \(Int(stats.bitrate / 1000)) kbps  lost \(stats.packetsLost)  jitter \(jitter)  latency \(latency)"
-          + "  frames \(stats.framesDecoded)  from \(remote.identity)\(track.isMuted ? "  (muted by the sender)" : "")"
+          + "  frames \(stats.framesDecoded)\(audio)  from \(remote.identity)"
+          + (track.isMuted ? "  (muted by the sender)" : "")
       )
     }
     printer.finish()
@@ -163,5 +170,29 @@ extension ReceiveCommand {
     view.layoutMode = .fit
     view.track = track
     return view
+  }
+}
+
+/// The level of the audio a receiver decodes, for its status lines: the RMS of the samples
+/// rendered since the previous read, in dB relative to full scale (a 1 kHz sine at an eighth of
+/// full scale reads -21; silence reads nothing).
+final class AudioLevelMeter: AudioRenderer {
+  private let sums = Mutex((squares: 0.0, count: 0))
+
+  /// Adds the buffer's samples (16-bit, the receiver's format) to the sums.
+  func render(pcmBuffer: AudioPCMBuffer) {
+    guard let samples = pcmBuffer.int16Samples else { return }
+    let squares = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+    sums.withLock { $0 = ($0.squares + squares, $0.count + samples.count) }
+  }
+
+  /// The level since the previous read, in dBFS; nil when no audio came or it was silent.
+  func read() -> Double? {
+    let (squares, count) = sums.withLock { sums in
+      defer { sums = (0, 0) }
+      return sums
+    }
+    guard count > 0, squares > 0 else { return nil }
+    return 20 * log10((squares / Double(count)).squareRoot() / 32_768)
   }
 }
