@@ -189,9 +189,13 @@ struct BitrateController: Sendable {
   private var lastDecrease: Duration?
   /// …and for a report.
   private var lastReportedDecrease: Duration?
-  /// The packets asked for again in the latest ``burstWindow``, each with its latest request:
-  /// one entry a packet, so that a flood of copies costs no more than one request each.
-  private var requests: [UInt16: Duration] = [:]
+  /// The retransmission requests of the latest ``burstWindow``, oldest first from
+  /// ``requestsStart``: when, and for which packet.
+  private var requests: [(time: Duration, sequence: UInt16)] = []
+  private var requestsStart = 0
+  /// The packets of ``requests``, each with its number of requests: the packets asked for are
+  /// counted at no cost, whatever the number of copies (a flood cost each request a scan of all).
+  private var requestedPackets: [UInt16: Int] = [:]
 
   /// A controller for a stream of at most `ceiling` bits per second, which starts there.
   /// - Parameter halvingFloor: the target below which the frame rate is halved (nil: never);
@@ -285,23 +289,29 @@ struct BitrateController: Sendable {
   /// or ``halvesFrameRate`` changed.
   @discardableResult
   mutating func retransmissionRequested(_ sequence: UInt16, at time: Duration) -> Bool {
-    // Nothing lowers the target again within the hold after a decrease: requests then are not
-    // kept, so that a flood of them costs a comparison each. Outside it, at most a burst's
-    // worth of packets is kept (a burst lowers the target and empties the list).
-    guard lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true else {
-      requests.removeAll()
-      return false
+    requests.append((time, sequence))
+    requestedPackets[sequence, default: 0] += 1
+    while requestsStart < requests.count, time - requests[requestsStart].time > Self.burstWindow {
+      let old = requests[requestsStart].sequence
+      requestedPackets[old] = requestedPackets[old].flatMap { $0 > 1 ? $0 - 1 : nil }
+      requestsStart += 1
     }
-    requests[sequence] = time
-    requests = requests.filter { time - $0.value <= Self.burstWindow }
+    if requestsStart > 1024, requestsStart * 2 > requests.count {
+      requests.removeFirst(requestsStart)
+      requestsStart = 0
+    }
+    let packets = requestedPackets.count
     // A share of what was sent in the window, not a count: random loss on a fast stream asks
     // for a few packets in any quarter second.
     let sent = packetRate * Double(Self.burstWindow / .milliseconds(1)) / 1000
-    let packets = requests.count
-    guard packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))) else { return false }
+    guard packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))),
+      lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
+    else { return false }
     let before = (encoderBitrate, halvesFrameRate)
     decrease(to: Double(target) * Self.burstBackoff, .retransmissionRequests(packets), at: time)
     requests.removeAll()
+    requestsStart = 0
+    requestedPackets.removeAll()
     return (encoderBitrate, halvesFrameRate) != before
   }
 
