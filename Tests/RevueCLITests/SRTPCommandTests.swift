@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -89,5 +90,61 @@ import Testing
         !text.lowercased().contains(hex(key)) && !text.lowercased().contains(hex(other.base64)),
         "\(name) holds a key in hex")
     }
+  }
+
+  /// The SDP that holds a key is readable by its owner only from the moment it exists: in a
+  /// new directory nothing changes a file's mode while it is written (a chmod after the write
+  /// leaves a moment when anyone can read the key), and a 0644 SDP already there ends up 0600,
+  /// its old file never holding the key (a reader who had it open reads the old SDP).
+  @Test func theSDPWithAKeyIsOwnerOnlyFromItsCreation() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("revue-sdp-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let sdp = "v=0\r\na=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(Self.key.base64)\r\n"
+    let mode = { (path: String) -> mode_t in
+      var status = stat()
+      return stat(path, &status) == 0 ? status.st_mode & 0o777 : 0
+    }
+
+    // Every change in the directory while the file is written, as inotify reports it.
+    let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    try #require(watch >= 0, "inotify: \(String(cString: strerror(errno)))")
+    defer { close(watch) }
+    try #require(
+      inotify_add_watch(
+        watch, directory.path,
+        UInt32(IN_CREATE | IN_ATTRIB | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE)) >= 0)
+    let fresh = directory.appendingPathComponent("room.sdp").path
+    try StreamCommand.write(sdp: sdp, to: fresh, secret: true)
+    var changes: [(mask: UInt32, name: String)] = []
+    var bytes = [UInt8](repeating: 0, count: 65536)
+    while case let count = read(watch, &bytes, bytes.count), count > 0 {
+      var offset = 0
+      while offset + 16 <= count {
+        let field = { (at: Int) in
+          bytes[offset + at..<offset + at + 4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        }
+        let length = Int(field(12))
+        let name = bytes[offset + 16..<offset + 16 + length].prefix { $0 != 0 }
+        changes.append((field(4), String(decoding: name, as: UTF8.self)))
+        offset += 16 + length
+      }
+    }
+    #expect(changes.contains { $0.mask & UInt32(IN_CREATE) != 0 }, "inotify saw no file made: \(changes)")
+    let modeChanges = changes.filter { $0.mask & UInt32(IN_ATTRIB) != 0 }.map(\.name)
+    #expect(modeChanges.isEmpty, "files whose mode changed after they were made: \(modeChanges)")
+    #expect(String(format: "%o", mode(fresh)) == "600")
+    #expect(try String(contentsOfFile: fresh, encoding: .utf8) == sdp)
+
+    let existing = directory.appendingPathComponent("old.sdp").path
+    try "v=0\r\n".write(toFile: existing, atomically: false, encoding: .utf8)
+    try #require(chmod(existing, 0o644) == 0)
+    let reader = try FileHandle(forReadingFrom: URL(fileURLWithPath: existing))
+    defer { try? reader.close() }
+    try StreamCommand.write(sdp: sdp, to: existing, secret: true)
+    #expect(String(format: "%o", mode(existing)) == "600")
+    #expect(try String(contentsOfFile: existing, encoding: .utf8) == sdp)
+    #expect(String(decoding: try reader.readToEnd() ?? Data(), as: UTF8.self) == "v=0\r\n", "the 0644 file got the key")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["old.sdp", "room.sdp"])
   }
 }

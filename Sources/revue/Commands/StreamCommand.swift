@@ -311,12 +311,39 @@ struct StreamCommand {
     fflush(nil)
   }
 
-  /// Writes the SDP; one that holds a key is readable by its owner only.
+  /// Writes the SDP; one that holds a key is readable by its owner only from the start: it is
+  /// written into a new file made 0600 (`mkstemp`) beside `path`, then renamed over it, so that
+  /// neither a moment before a chmod nor a file already there (0644, or open in a reader) ever
+  /// holds the key for others. (`FileManager.createFile` with attributes writes the file as the
+  /// umask leaves it, 0644, and chmods it afterwards.)
   static func write(sdp: String, to path: String, secret: Bool) throws {
     guard secret else { return try sdp.write(toFile: path, atomically: true, encoding: .utf8) }
-    try? FileManager.default.removeItem(atPath: path)
-    guard FileManager.default.createFile(atPath: path, contents: Data(sdp.utf8), attributes: [.posixPermissions: 0o600])
-    else { throw RevueError(.invalidInput, "cannot write the SDP file \(path)") }
+    let url = URL(fileURLWithPath: path)
+    var template = Array(
+      url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
+    let fd = mkstemp(&template)
+    guard fd >= 0 else {
+      throw RevueError(.invalidInput, "cannot write the SDP file \(path): \(String(cString: strerror(errno)))")
+    }
+    var written = 0
+    var failure: Int32 = 0
+    let bytes = Array(sdp.utf8)
+    while written < bytes.count {
+      let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else {
+        failure = count < 0 ? errno : EIO
+        break
+      }
+      written += count
+    }
+    if failure == 0 && fsync(fd) != 0 { failure = errno }
+    close(fd)
+    if failure == 0 && rename(template, path) != 0 { failure = errno }
+    guard failure == 0 else {
+      unlink(template)
+      throw RevueError(.invalidInput, "cannot write the SDP file \(path): \(String(cString: strerror(failure)))")
+    }
   }
 
   static func milliseconds(_ duration: Duration) -> Double {
