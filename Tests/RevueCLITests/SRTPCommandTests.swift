@@ -45,6 +45,99 @@ import Testing
     #expect(throws: UsageError.self) { try ReceiveOptions.parse(["--from"]) }
   }
 
+  /// Files of `contents` only their owner reads, in a new directory, which the caller removes.
+  static func secretFiles(_ contents: [String]) throws -> (directory: URL, paths: [String]) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("revue-secret-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(
+      at: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    let paths = contents.indices.map { directory.appendingPathComponent("secret\($0)").path }
+    for (content, path) in zip(contents, paths) { try content.write(toFile: path, atomically: false, encoding: .utf8) }
+    return (directory, paths)
+  }
+
+  /// What `parse` throws, as text, or nil.
+  static func failure(_ parse: () throws -> Any?) -> String? {
+    do {
+      _ = try parse()
+      return nil
+    } catch {
+      return "\(error)"
+    }
+  }
+
+  /// The key comes from `--srtp-key-file` (its trailing newline trimmed) or `REVUE_SRTP_KEY`
+  /// as from `--srtp-key`, which every local user reads in /proc/PID/cmdline: the option before
+  /// the file before the variable; the option with its file, an unreadable or empty file are
+  /// usage errors that name the file and never quote the key.
+  @Test func theKeyComesFromAFileOrTheEnvironment() throws {
+    let other = try SRTPKey(bytes: (0..<30).map { UInt8($0 * 3) })
+    let (directory, files) = try Self.secretFiles([Self.key.base64 + "\n", "", "%%%secret%%%\r\n", other.base64])
+    defer { try? FileManager.default.removeItem(at: directory) }
+    do {
+      let (keyFile, empty, notBase64, otherFile) = (files[0], files[1], files[2], files[3])
+      let environment = ["REVUE_SRTP_KEY": other.base64]
+      #expect(try StreamOptions.parse(["--srtp-key-file", keyFile], environment: [:])?.srtpKey == Self.key)
+      #expect(try ReceiveOptions.parse(["--srtp-key-file", keyFile], environment: [:])?.srtpKey == Self.key)
+      #expect(try StreamOptions.parse([], environment: environment)?.srtpKey == other)
+      #expect(try ReceiveOptions.parse(["--port", "6000"], environment: environment)?.srtpKey == other)
+      // The option wins over the file, the file over the variable.
+      #expect(try StreamOptions.parse(["--srtp-key-file", keyFile], environment: environment)?.srtpKey == Self.key)
+      #expect(try StreamOptions.parse(["--srtp-key", Self.key.base64], environment: environment)?.srtpKey == Self.key)
+      #expect(try ReceiveOptions.parse(["--srtp-key-file", keyFile], environment: environment)?.srtpKey == Self.key)
+      // Neither WebRTC nor an SDP with its own key takes the variable; both refuse a file.
+      let whip = ["--whip", "whip+https://sfu.example/whip"]
+      #expect(try StreamOptions.parse(whip, environment: environment)?.srtpKey == nil)
+      #expect(try ReceiveOptions.parse(["--sdp", "room.sdp"], environment: environment)?.srtpKey == nil)
+      #expect(try StreamOptions.parse([], environment: ["REVUE_SRTP_KEY": ""])?.srtpKey == nil)
+      let missing = files[0] + ".missing"
+      for (failure, says) in [
+        (
+          Self.failure { try StreamOptions.parse(["--srtp-key", Self.key.base64, "--srtp-key-file", keyFile]) },
+          "stream: give --srtp-key or --srtp-key-file, not both"
+        ),
+        (
+          Self.failure { try ReceiveOptions.parse(["--srtp-key-file", missing]) },
+          "receive: --srtp-key-file: cannot read '\(missing)': No such file or directory"
+        ),
+        (
+          Self.failure { try StreamOptions.parse(["--srtp-key-file", empty]) },
+          "stream: --srtp-key-file: '\(empty)' is empty"
+        ),
+        (
+          Self.failure { try StreamOptions.parse(["--srtp-key-file", "/"]) },
+          "stream: --srtp-key-file: cannot read '/': Is a directory"
+        ),
+        (
+          Self.failure { try StreamOptions.parse(["--srtp-key-file", "/dev/zero"]) },
+          "stream: --srtp-key-file: '/dev/zero' is longer than 64 KiB: not a secret"
+        ),
+        (
+          Self.failure { try StreamOptions.parse(["--srtp-key-file", notBase64]) },
+          "stream: --srtp-key-file: the SRTP key is not base64"
+        ),
+        (
+          Self.failure { try StreamOptions.parse([], environment: ["REVUE_SRTP_KEY": "%%%secret%%%"]) },
+          "stream: REVUE_SRTP_KEY: the SRTP key is not base64"
+        ),
+        (
+          Self.failure { try StreamOptions.parse(["--srtp-key-file", otherFile, "--srtp-suite", "aes-128-gcm"]) },
+          "stream: --srtp-key-file: the SRTP key is 30 bytes: AEAD_AES_128_GCM takes 28"
+        ),
+        (
+          Self.failure { try ReceiveOptions.parse(["--sdp", "room.sdp", "--srtp-key-file", keyFile]) },
+          "receive: with --sdp the key comes from the SDP's a=crypto lines: leave out --srtp-key-file"
+        ),
+        (
+          Self.failure { try StreamOptions.parse(whip + ["--srtp-key-file", keyFile], environment: environment) },
+          "stream: --whip goes without --srtp"
+        ),
+      ] {
+        #expect(failure?.hasPrefix(says) == true, "\(failure ?? "parsed")")
+        #expect(failure.map { !$0.contains("%%%secret%%%") && !$0.contains(Self.key.base64) } ?? true, "quotes a key")
+      }
+    }
+  }
+
   /// `revue stream --srtp` prints its new key once; `revue receive` with it (and `--from`)
   /// decodes; with another key it decodes nothing and says why. The key is in no other output,
   /// GStreamer's warnings (`GST_DEBUG=3`) included. (From INFO up, GStreamer's core logs the
@@ -62,15 +155,21 @@ import Testing
     let key = line.split(separator: " ").last.map(String.init) ?? ""
     #expect(try SRTPKey(base64: key).base64 == key)
 
+    // The key handed over as the sender says: in a file.
+    let (directory, files) = try Self.secretFiles([key + "\n"])
+    defer { try? FileManager.default.removeItem(at: directory) }
     let received = try await RevueExecutableTests.run(
-      ["receive", "--port", "\(port)", "--srtp-key", key, "--from", "127.0.0.1", "--frames", "20", "--duration", "20"],
-      environment: debug)
+      [
+        "receive", "--port", "\(port)", "--srtp-key-file", files[0], "--from", "127.0.0.1", "--frames", "20",
+        "--duration", "20",
+      ], environment: debug)
     #expect(received.status == 0, "\(received.error)")
     #expect(received.error.contains("over SRTP, taking packets from 127.0.0.1 only"), "\(received.error)")
 
     let other = try SRTPKey.random()
     let refused = try await RevueExecutableTests.run(
-      ["receive", "--port", "\(port)", "--srtp-key", other.base64, "--duration", "2", "--json"], environment: debug)
+      ["receive", "--port", "\(port)", "--duration", "2", "--json"],
+      environment: debug.merging(["REVUE_SRTP_KEY": other.base64]) { $1 })
     #expect(refused.status == 0, "\(refused.error)")
     #expect(refused.error.contains("received 0 frames"), "\(refused.error)")
     #expect(refused.error.contains("dropped by SRTP (failed authentication: another key?)"), "\(refused.error)")

@@ -292,21 +292,24 @@ struct StreamCommand {
   }
 
   /// Prints a key made at the start, once, on standard output, with how to give it to the
-  /// receiver (the line that explains does not repeat it).
+  /// receiver (the line that explains does not repeat it): in a file or the environment, not on
+  /// a command line, which every local user can read.
   static func announce(_ key: SRTPKey, options: StreamOptions) {
     let port = options.destination.split(separator: ":").last.map(String.init) ?? "PORT"
     let suite = key.suite == .aesCM128HMACSHA1_80 ? "" : " --srtp-suite aes-128-gcm"
-    let how =
-      "give the receiver this key, and only it: revue receive --port \(port)\(suite) --srtp-key KEY"
-      + (options.sdpPath.map { ", or the SDP file \($0), which holds it (a=crypto)" } ?? "")
+    let how = { (key: String) in
+      "give the receiver this key, and only it: revue receive --port \(port)\(suite) --srtp-key-file FILE,"
+        + " FILE holding \(key) and readable by the receiver alone (or REVUE_SRTP_KEY set to it)"
+        + (options.sdpPath.map { ", or the SDP file \($0), which holds it (a=crypto)" } ?? "")
+    }
     if options.json {
-      let object = ["srtpKey": key.base64, "suite": key.suite.rawValue, "howToReceive": how]
+      let object = ["srtpKey": key.base64, "suite": key.suite.rawValue, "howToReceive": how("the key")]
       if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
         print(String(decoding: data, as: UTF8.self))
       }
     } else {
       print("SRTP key (\(key.suite.rawValue)): \(key.base64)")
-      print("revue: \(how.replacingOccurrences(of: "KEY", with: "<the key above>"))")
+      print("revue: \(how("<the key above>"))")
     }
     fflush(nil)
   }
