@@ -61,8 +61,8 @@ enum Command: Equatable {
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern|--screen] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
-             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key BASE64]
-             [--srtp-suite NAME] [--whip URL [--token T]] [--duration S] [--json]
+             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key-file F]
+             [--srtp-suite NAME] [--whip URL [--token-file F]] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004), or the X11 screen of DISPLAY
                        (--screen: scaled to 1280x720, 15 fps); --audio adds the microphone
@@ -72,28 +72,29 @@ enum Command: Equatable {
                        asks (NACK, RTX): --no-recovery sends as plain RTP tools do, --fec adds
                        ULPFEC (20% more); the bitrate (--bitrate, the most) follows the path
                        from the receiver's reports, shown as the target, unless --fixed-bitrate;
-                       --srtp encrypts (SRTP, SRTCP) with a new key printed once, --srtp-key
+                       --srtp encrypts (SRTP, SRTCP) with a new key printed once, --srtp-key-file
                        with yours (30 bytes of key‖salt in base64, or 28 with --srtp-suite
-                       aes-128-gcm); the SDP then holds the key; --whip publishes over
-                       WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU; --token its
-                       bearer token) instead of RTP; Ctrl-C stops
+                       aes-128-gcm); the SDP then holds the key (written 0600); --whip publishes
+                       over WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU;
+                       --token-file its bearer token) instead of RTP; Ctrl-C stops
       receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
-              [--srtp-key BASE64] [--srtp-suite NAME] [--from HOST]
+              [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
                        signal, the A/V skew: avSyncMilliseconds); --window shows the picture
                        in a 1280x720 window (with no display it says so and goes on); a
                        missing packet is asked for again and waited for --latency MS (default
-                       300), or not with --no-recovery; --srtp-key decrypts SRTP (with --sdp
-                       the key comes from its a=crypto lines); --from HOST takes packets from
-                       that host only
-      serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password P] [--auth digest|basic] [--no-auth]
+                       300), or not with --no-recovery; --srtp-key-file decrypts SRTP (with
+                       --sdp the key comes from its a=crypto lines); --from HOST takes packets
+                       from that host only
+      serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
+            [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
             [--codec h264|vp8] [--bitrate BPS] [--duration S] [--json]
                        serve a camera to RTSP clients (VLC, ffmpeg, NVRs) at
                        rtsp://HOST:PORT/camera (default path), over UDP or TCP as each client
                        asks: captured and encoded once (default H.264) for all of them;
-                       --user and --password let only that user in (digest authentication,
+                       --user and its password let only that user in (digest authentication,
                        or basic); on loopback (127.0.0.1) unless an ADDRESS is given, and on
                        another address only with a user, or --no-auth; Ctrl-C stops
       demo [--duration S]
@@ -110,6 +111,12 @@ enum Command: Equatable {
       run FILE.pipeline [-D KEY=VALUE ...] [--duration S]
                        check and run a gst-launch-style pipeline config (see pipelines/)
       help             show this text
+
+    secrets: --srtp-key-file F, --token-file F and --password-file F read the key, token or
+    password from a file (its content, without the trailing newline), or set REVUE_SRTP_KEY,
+    REVUE_WHIP_TOKEN or REVUE_RTSP_PASSWORD: every local user can read a command line, so keep
+    --srtp-key, --token and --password for tests (an option wins over its file, a file over the
+    variable)
     """
 
   /// Parses the arguments after the program name.

@@ -44,15 +44,48 @@ import Testing
     }
   }
 
+  /// The password comes from `--password-file` (its trailing newline trimmed) or
+  /// `REVUE_RTSP_PASSWORD` (with `--user`) as from `--password`, which every local user reads in
+  /// /proc/PID/cmdline: the option before the file before the variable.
+  @Test func thePasswordComesFromAFileOrTheEnvironment() throws {
+    let (directory, files) = try SRTPCommandTests.secretFiles(["pw from a file\n", "\n"])
+    defer { try? FileManager.default.removeItem(at: directory) }
+    do {
+      let user = ["--rtsp", "8554", "--user", "ann"]
+      let environment = ["REVUE_RTSP_PASSWORD": "pw from the environment"]
+      #expect(
+        try ServeOptions.parse(user + ["--password-file", files[0]], environment: [:])?.password == "pw from a file")
+      #expect(try ServeOptions.parse(user, environment: environment)?.password == "pw from the environment")
+      #expect(
+        try ServeOptions.parse(user + ["--password-file", files[0]], environment: environment)?.password
+          == "pw from a file")
+      #expect(try ServeOptions.parse(user + ["--password", "pw"], environment: environment)?.password == "pw")
+      // Without --user the variable is not read: no one to let in.
+      let open = try ServeOptions.parse(["--rtsp", "8554"], environment: environment)
+      #expect(open?.user == nil && open?.password == nil)
+      for (arguments, error) in [
+        (
+          user + ["--password", "pw", "--password-file", files[0]],
+          "serve: give --password or --password-file, not both"
+        ),
+        (user + ["--password-file", files[1]], "serve: --password-file: '\(files[1])' is empty"),
+        (["--rtsp", "8554", "--password-file", files[0]], "serve: --user and --password go together"),
+        (user, "serve: --user and --password go together"),
+      ] {
+        #expect(throws: UsageError(description: error)) { try ServeOptions.parse(arguments, environment: [:]) }
+      }
+    }
+  }
+
   /// The test pattern served on a free port with a password: ffmpeg with it decodes frames, and
   /// the node says how much it served when stopped.
   @Test func aPasswordProtectedCameraPlaysInFFmpeg() async throws {
     let server = try Subprocess(
       RevueExecutableTests.executable,
       [
-        "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--user", "ann", "--password", "pw",
-        "--duration", "40", "--json",
-      ])
+        "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--user", "ann", "--duration", "40",
+        "--json",
+      ], environment: ["REVUE_RTSP_PASSWORD": "pw"])
     try await server.waitForError(containing: "(UDP and TCP, digest authentication)", within: 30)
     // The status lines (one a second) name the URL, with the port the system chose.
     let status = try await server.waitForOutput(within: 10, for: "a status line") { $0.contains("\n") }

@@ -1,3 +1,4 @@
+import Foundation
 import RevueTestSupport
 import Testing
 
@@ -22,6 +23,34 @@ import Testing
     #expect(try StreamOptions.parse(["--help"]) == nil)
     #expect(throws: UsageError(description: "stream: unknown option '--layers'")) {
       try StreamOptions.parse(["--layers"])
+    }
+  }
+
+  /// The WHIP token comes from `--token-file` (its trailing newline trimmed) or
+  /// `REVUE_WHIP_TOKEN` (with `--whip`) as from `--token`, which every local user reads in
+  /// /proc/PID/cmdline: the option before the file before the variable.
+  @Test func theTokenComesFromAFileOrTheEnvironment() throws {
+    let (directory, files) = try SRTPCommandTests.secretFiles(["t0ken\r\n"])
+    defer { try? FileManager.default.removeItem(at: directory) }
+    do {
+      let whip = ["--whip", "whip+https://sfu.example/whip"]
+      let environment = ["REVUE_WHIP_TOKEN": "from the environment"]
+      #expect(try StreamOptions.parse(whip + ["--token-file", files[0]], environment: [:])?.token == "t0ken")
+      #expect(try StreamOptions.parse(whip, environment: environment)?.token == "from the environment")
+      #expect(try StreamOptions.parse(whip + ["--token-file", files[0]], environment: environment)?.token == "t0ken")
+      #expect(try StreamOptions.parse(whip + ["--token", "t"], environment: environment)?.token == "t")
+      // Plain RTP has no token: the variable is not read.
+      #expect(try StreamOptions.parse([], environment: environment)?.token == nil)
+      for (arguments, error) in [
+        (whip + ["--token", "t", "--token-file", files[0]], "stream: give --token or --token-file, not both"),
+        (["--token-file", files[0]], "stream: --token goes with --whip"),
+        (
+          whip + ["--token-file", "/nonexistent/token"],
+          "stream: --token-file: cannot read '/nonexistent/token': No such file or directory"
+        ),
+      ] {
+        #expect(throws: UsageError(description: error)) { try StreamOptions.parse(arguments, environment: [:]) }
+      }
     }
   }
 

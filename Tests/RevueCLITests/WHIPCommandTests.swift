@@ -12,8 +12,8 @@ import Testing
       RevueExecutableTests.executable,
       [
         "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString,
-        "--token", "s3cret", "--duration", "4", "--json",
-      ])
+        "--duration", "4", "--json",
+      ], environment: ["REVUE_WHIP_TOKEN": "s3cret"])
     try await endpoint.waitForOutput(containing: "frames 30", within: 30)
     let exit = try await node.exit(within: 30)
     #expect(exit.status == 0, "\(exit.error)")

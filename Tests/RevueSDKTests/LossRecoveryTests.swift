@@ -4,6 +4,8 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
+@testable import RevueSDK
+
 /// Issue 13's loss targets, each judged frame by frame against a reference receiver that got
 /// every packet (``LinkTrial``): through 5% random loss both ways with 30 ± 10 ms, at least
 /// 98% of the frames are shown intact and no freeze is longer than 200 ms; through 10%, 95%
@@ -67,6 +69,34 @@ extension LossRecoveryTests {
     } else {
       #expect(result.received.packetsRecovered > 0, "FEC rebuilt no packet: \(result)")
       #expect(result.verdict.framesShown > 0, "\(result)")
+    }
+  }
+}
+
+/// What the README and docs/loss-recovery.md say of the receiver's NACKs is what `RTPReceiver`
+/// sends: how many copies of a first request and of a retry, and when a retry goes.
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct LossRecoveryDocumentationTests {
+  static func read(_ path: String) throws -> String {
+    try String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent(path), encoding: .utf8)
+  }
+
+  @Test func theDocsSayHowManyCopiesOfANACKGo() throws {
+    let words = [1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"]
+    let first = try #require(words[RTPReceiver.firstNACKCopies])
+    let retry = try #require(words[RTPReceiver.retryNACKCopies])
+    let retryDelay = RTPReceiver.nackRetryMilliseconds
+    for (path, sentences) in [
+      ("README.md", ["\(first) copies of the first request", "\(retry) copies of each retry \(retryDelay) ms later"]),
+      (
+        "docs/loss-recovery.md",
+        [
+          "goes **\(first) times** (`RTPReceiver.firstNACKCopies`)",
+          "sent again (\(retry) copies) **\(retryDelay) ms**",
+        ]
+      ),
+    ] {
+      let text = try Self.read(path).replacingOccurrences(of: "\n", with: " ")
+      for sentence in sentences where !text.contains(sentence) { Issue.record("\(path) does not say '\(sentence)'") }
     }
   }
 }

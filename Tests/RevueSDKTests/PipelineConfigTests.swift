@@ -16,6 +16,28 @@ import Testing
         == "videotestsrc num-buffers=5 ! fakesink sync=false")
   }
 
+  /// A `#` inside double quotes is text, not a comment: the overlay shows "Room #1"; a quote
+  /// never closed on its line is an error that names its place.
+  @Test func aHashInsideQuotesIsNotAComment() throws {
+    let config = PipelineConfig(
+      text: """
+        videotestsrc num-buffers=1   # a comment
+          ! textoverlay name=overlay text="Room #1, \\"#2\\"" ! fakesink   # "another"
+        """)
+    let description = try config.description()
+    #expect(
+      description == ##"videotestsrc num-buffers=1 ! textoverlay name=overlay text="Room #1, \"#2\"" ! fakesink"##)
+    let pipeline = try Pipeline(parsing: description)
+    let overlay = try #require(pipeline.element(named: "overlay"))
+    #expect(try overlay.get("text", as: String.self) == ##"Room #1, "#2""##)
+    #expect(
+      throws: PipelineConfig.Error(source: "x.pipeline", line: 2, column: 21, reason: #"'"' without a closing '"'"#)
+    ) {
+      try PipelineConfig(text: "videotestsrc\n ! textoverlay text=\"Room #1 ! fakesink", source: "x.pipeline")
+        .description()
+    }
+  }
+
   @Test func missingVariableNamesTheLine() {
     let config = PipelineConfig(text: "videotestsrc\n ! fakesink name=${NAME}", source: "x.pipeline")
     #expect(

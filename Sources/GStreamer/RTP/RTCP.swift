@@ -22,7 +22,10 @@ public struct RTCPReportBlock: Sendable, Hashable {
   public var delaySinceLastSenderReport: UInt32
 
   /// The round-trip time this block gives when it arrives at `arrival` (the middle 32 bits of
-  /// the NTP time now), nil when the reporter has not received a sender report yet.
+  /// the NTP time now), nil when the reporter has not received a sender report yet. Both times
+  /// are the wall clock's when the sender report was stamped with it (rtpbin's default): a step
+  /// of the wall clock in between moves the result by the step. Measuring from when the sender
+  /// report left, on a monotonic clock, does not.
   public func roundTrip(arrival: UInt32) -> Duration? {
     guard lastSenderReport != 0 else { return nil }
     let units = arrival &- lastSenderReport &- delaySinceLastSenderReport

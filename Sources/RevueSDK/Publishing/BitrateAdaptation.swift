@@ -59,15 +59,14 @@ final class BitrateAdaptation: Sendable {
   /// Retransmission requests dropped so far, over the budget.
   var retransmissionsRefused: Int { retransmissions.refused }
 
-  /// Takes in a receiver report on the stream that arrived at `arrival` (the middle 32 bits of
-  /// the NTP time, for its round-trip time), with the stream's counters then; sets the encoder's
-  /// bitrate when the target changed.
-  func reported(_ block: RTCPReportBlock, arrival: UInt32, sent counters: RTPSender.Counters) {
+  /// Takes in a receiver report on the stream, the round-trip time it gave (nil when it gave
+  /// none) and the stream's counters then; sets the encoder's bitrate when the target changed.
+  func reported(_ block: RTCPReportBlock, roundTrip: Duration?, sent counters: RTPSender.Counters) {
     let retransmitted = retransmitter.withLock { $0 }.flatMap { try? $0.get("num-rtx-packets", as: UInt.self) }
     take(
       BitrateController.Report(
         time: ContinuousClock.now - origin, fractionLost: block.fractionLost, packetsLost: Int(block.packetsLost),
-        highestSequence: block.highestSequence, roundTrip: block.roundTrip(arrival: arrival),
+        highestSequence: block.highestSequence, roundTrip: roundTrip,
         jitter: .microseconds(Int64(block.jitter) * 1_000_000 / 90_000), bytesSent: counters.bytesSent,
         packetsSent: counters.packetsSent, packetsRetransmitted: retransmitted.map { Int($0) } ?? 0))
   }

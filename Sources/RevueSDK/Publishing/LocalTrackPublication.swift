@@ -98,6 +98,9 @@ public final class LocalTrackPublication: Sendable {
   public var localRTCPPort: Int { sender?.streams[0].rtcpPort ?? 0 }
   /// The RTP payload type.
   public var payloadType: Int { sender?.payloadType ?? (codec == nil ? 111 : 96) }
+  /// The RTP clock rate, the unit of the timestamps and of the jitter receivers report: 90 kHz
+  /// for video, 48 kHz for Opus (RFC 7587, whatever rate it samples at).
+  var clockRate: Int { codec == nil ? 48_000 : 90_000 }
 
   /// Where the packets go.
   enum Transport: Sendable {
@@ -326,7 +329,7 @@ public final class LocalTrackPublication: Sendable {
       bytesSent: counters.bytesSent, bytesCopiedToEncoder: counters.bytesCopiedToEncoder, bitrate: bitrate,
       fractionLost: counters.report?.fractionLost,
       packetsLost: counters.report.map { Int($0.packetsLost) },
-      jitter: counters.report.map { .microseconds(Int64($0.jitter) * 1_000_000 / 90_000) },
+      jitter: counters.report.map { .microseconds(Int64($0.jitter) * 1_000_000 / Int64(clockRate)) },
       roundTripTime: counters.roundTrip, packetsRetransmitted: counters.packetsRetransmitted,
       keyframeRequests: counters.keyframeRequests.received,
       keyframeRequestsHonoured: counters.keyframeRequests.honoured)

@@ -225,7 +225,10 @@ final class RTPSender: Sendable {
     try rtcpIn.setState(.ready)
     try rtcpIn.shareSocket(with: rtcpOut)
     try rtcpIn.shareSocket(with: rtpOut)
-    count(stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpIn: rtcpReceived, sent: sent) {
+    count(
+      stream, encoder: chain.element(named: "encoder"), rtpOut: rtpOut, rtcpOut: rtcpSource, rtcpIn: rtcpReceived,
+      sent: sent
+    ) {
       reports.send(index)
     }
     limitKeyframeRequests(on: chain.element(named: "payloader")) { honoured in
@@ -319,9 +322,10 @@ final class RTPSender: Sendable {
 
   /// Counts what a stream encodes and sends, and keeps the receiver reports on it (read on
   /// `rtcpIn`, where RTCP from the receivers is plain), handing them to its adaptation, if it
-  /// has one.
+  /// has one. The round-trip time of a report is measured on the monotonic clock against when
+  /// the sender report it answers left `rtcpOut` (``SentReports``).
   private static func count(
-    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpIn: Pad, sent: Locked<[Int]>?,
+    _ stream: Stream, encoder: Element?, rtpOut: Element, rtcpOut: Pad, rtcpIn: Pad, sent: Locked<[Int]>?,
     reported: @escaping @Sendable () -> Void
   ) {
     let counters = stream.counters
@@ -341,16 +345,59 @@ final class RTPSender: Sendable {
     let ssrc = stream.ssrc
     let adaptation = stream.adaptation
     adaptation?.attach(to: encoder)
+    let sentReports = Locked(SentReports())
+    rtcpOut.addProbe(.buffer) { _, info in
+      guard let report = info.buffer?.rtcpSenderInfo else { return .ok }
+      let now = ContinuousClock.now
+      sentReports.value.withLock { $0.note(ntpTime: report.ntpTime, at: now) }
+      return .ok
+    }
     rtcpIn.addProbe(.buffer) { _, info in
-      let arrival = RTCPReportBlock.ntpMiddleNow()
+      let arrival = ContinuousClock.now
       guard let block = info.buffer?.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
+      let roundTrip = sentReports.value.withLock { $0.roundTrip(of: block, arrival: arrival) }
       counters.value.withLock { counters in
         counters.report = block
-        counters.roundTrip = block.roundTrip(arrival: arrival) ?? counters.roundTrip
+        counters.roundTrip = roundTrip ?? counters.roundTrip
       }
-      adaptation?.reported(block, arrival: arrival, sent: counters.value.withLock { $0 })
+      adaptation?.reported(block, roundTrip: roundTrip, sent: counters.value.withLock { $0 })
       reported()
       return .ok
+    }
+  }
+
+  /// The sender reports a stream sent lately, by their NTP time's middle 32 bits (which a
+  /// receiver report echoes as LSR), with when each left on the monotonic clock. rtpbin stamps
+  /// its reports with the wall clock (`ntp-time-source` ntp, which receivers need: they measure
+  /// the latency from capture against their own wall clock), and a round trip read as the wall
+  /// clock now minus LSR and DLSR moved by as much as the wall clock stepped in between (NTP
+  /// adjusting it, an operator setting it): one report of seconds, which congestion control took
+  /// for a queue. Read against the monotonic time the report left, it cannot move.
+  struct SentReports: Sendable {
+    /// The latest reports, oldest first.
+    private var sent: [(ntp: UInt32, time: ContinuousClock.Instant)] = []
+    /// How many are kept: 8 s of reports, four a second, beyond which a receiver report that
+    /// echoes one comes too late to be worth a round-trip time.
+    static let kept = 32
+
+    /// Notes a sender report with NTP time `ntpTime` that left at `time`.
+    mutating func note(ntpTime: UInt64, at time: ContinuousClock.Instant) {
+      sent.append((UInt32(truncatingIfNeeded: ntpTime >> 16), time))
+      if sent.count > Self.kept { sent.removeFirst(sent.count - Self.kept) }
+    }
+
+    /// The round-trip time `block` gives when it arrives at `arrival`: since the sender report it
+    /// echoes left, less the time the receiver held it (DLSR); nil when it echoes none of the
+    /// reports kept, or the receiver says it held it longer than it could have.
+    func roundTrip(of block: RTCPReportBlock, arrival: ContinuousClock.Instant) -> Duration? {
+      guard block.lastSenderReport != 0, let report = sent.last(where: { $0.ntp == block.lastSenderReport }) else {
+        return nil
+      }
+      let held = Duration.nanoseconds(Int64(block.delaySinceLastSenderReport) * 1_000_000_000 / 65_536)
+      let roundTrip = arrival - report.time - held
+      // DLSR counts in 1/65536 s: on loopback it can exceed the time measured here by a few µs.
+      guard roundTrip > .milliseconds(-1) else { return nil }
+      return max(roundTrip, .zero)
     }
   }
 

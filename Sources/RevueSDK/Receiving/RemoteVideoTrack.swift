@@ -31,7 +31,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     /// Missing packets asked for again (RTCP NACK), retries included.
     public var nacksSent: Int
     /// Retransmitted packets (RTX) that came in answer to a NACK, copies of one packet
-    /// included: each of the three copies of a first NACK that arrives brings one.
+    /// included: each of the four copies of a first NACK (three of a retry) that arrives brings one.
     public var packetsRetransmitted: Int
     /// Missing packets rebuilt from FEC packets.
     public var packetsRecovered: Int

@@ -48,12 +48,16 @@ public struct PipelineConfig: Sendable, Equatable {
 
   /// The pipeline description: comments removed, lines joined, every `${NAME}` replaced (by
   /// its value, or by `DEFAULT` in `${NAME:-DEFAULT}`).
-  /// - Throws: ``Error`` naming the line of a variable with no value or an unterminated `${`.
+  /// - Throws: ``Error`` naming the line of a variable with no value, an unterminated `${` or
+  ///   a `"` never closed on its line.
   public func description(variables: [String: String] = [:]) throws(Error) -> String {
     var parts: [String] = []
     for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-      var line = Substring(rawLine)
-      if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+      let code = Self.code(of: rawLine)
+      if let open = code.openQuote {
+        throw Error(source: source, line: index + 1, column: open + 1, reason: "'\"' without a closing '\"'")
+      }
+      var line = rawLine.prefix(code.characters.count)
       var expanded = ""
       while let start = line.range(of: "${") {
         expanded += line[..<start.lowerBound]
@@ -137,15 +141,34 @@ public struct PipelineConfig: Sendable, Equatable {
         + " run it in a desktop session or under Xvfb, or use another sink (fakesink, filesink)")
   }
 
+  /// The characters of a line before its comment, each with whether it is inside double quotes,
+  /// and the offset of a quote left open at the end of the line (nil when every quote closes).
+  /// A `#` starts a comment outside quotes only (`text="Room #1"` keeps `#1`); inside quotes a
+  /// backslash escapes the next character, as gst-launch reads them.
+  static func code(of line: Substring) -> (characters: [(character: Character, quoted: Bool)], openQuote: Int?) {
+    var characters: [(Character, Bool)] = []
+    var openQuote: Int?
+    var escaped = false
+    for (offset, character) in line.enumerated() {
+      if character == "#" && openQuote == nil { break }
+      characters.append((character, openQuote != nil))
+      if escaped {
+        escaped = false
+      } else if character == "\\" && openQuote != nil {
+        escaped = true
+      } else if character == "\"" {
+        openQuote = openQuote == nil ? offset : nil
+      }
+    }
+    return (characters, openQuote)
+  }
+
   /// The words of a line outside comments, with their columns; quoted strings stay whole.
   static func tokens(of line: Substring) -> [(text: String, column: Int)] {
     var tokens: [(String, Int)] = []
     var word = ""
     var start = 0
-    var quoted = false
-    for (offset, character) in line.enumerated() {
-      if character == "#" && !quoted { break }
-      if character == "\"" { quoted.toggle() }
+    for (offset, (character, quoted)) in code(of: line).characters.enumerated() {
       if character.isWhitespace && !quoted {
         if !word.isEmpty { tokens.append((word, start + 1)) }
         word = ""

@@ -20,9 +20,14 @@ struct ServeOptions: Equatable {
   var duration: Int?
   var json = false
 
-  static func parse(_ arguments: [String]) throws(UsageError) -> ServeOptions? {
+  /// Parses `revue serve`'s options; `environment` holds `REVUE_RTSP_PASSWORD` (``Secret``),
+  /// as `--password` with `--user`. Nil for `--help`.
+  static func parse(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(UsageError) -> ServeOptions? {
     var options = ServeOptions()
     var reader = OptionReader(command: "serve", arguments)
+    var password = Secret(option: "--password", variable: "REVUE_RTSP_PASSWORD")
     var rtspGiven = false
     while let option = reader.next() {
       switch option {
@@ -46,7 +51,6 @@ struct ServeOptions: Equatable {
           throw UsageError(description: "serve: --path starts with /, such as /camera, not '\(options.path)'")
         }
       case "--user": options.user = try reader.value(option)
-      case "--password": options.password = try reader.value(option)
       case "--no-auth": options.noAuth = true
       case "--auth":
         switch try reader.value(option) {
@@ -70,10 +74,11 @@ struct ServeOptions: Equatable {
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
       case "--help", "-h": return nil
-      default: throw reader.unknown(option)
+      default: guard try password.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
     guard rtspGiven else { throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT is required") }
+    options.password = try password.resolve("serve", environment: options.user == nil ? [:] : environment)?.value
     guard (options.user == nil) == (options.password == nil) else {
       throw UsageError(description: "serve: --user and --password go together")
     }

@@ -292,31 +292,61 @@ struct StreamCommand {
   }
 
   /// Prints a key made at the start, once, on standard output, with how to give it to the
-  /// receiver (the line that explains does not repeat it).
+  /// receiver (the line that explains does not repeat it): in a file or the environment, not on
+  /// a command line, which every local user can read.
   static func announce(_ key: SRTPKey, options: StreamOptions) {
     let port = options.destination.split(separator: ":").last.map(String.init) ?? "PORT"
     let suite = key.suite == .aesCM128HMACSHA1_80 ? "" : " --srtp-suite aes-128-gcm"
-    let how =
-      "give the receiver this key, and only it: revue receive --port \(port)\(suite) --srtp-key KEY"
-      + (options.sdpPath.map { ", or the SDP file \($0), which holds it (a=crypto)" } ?? "")
+    let how = { (key: String) in
+      "give the receiver this key, and only it: revue receive --port \(port)\(suite) --srtp-key-file FILE,"
+        + " FILE holding \(key) and readable by the receiver alone (or REVUE_SRTP_KEY set to it)"
+        + (options.sdpPath.map { ", or the SDP file \($0), which holds it (a=crypto)" } ?? "")
+    }
     if options.json {
-      let object = ["srtpKey": key.base64, "suite": key.suite.rawValue, "howToReceive": how]
+      let object = ["srtpKey": key.base64, "suite": key.suite.rawValue, "howToReceive": how("the key")]
       if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
         print(String(decoding: data, as: UTF8.self))
       }
     } else {
       print("SRTP key (\(key.suite.rawValue)): \(key.base64)")
-      print("revue: \(how.replacingOccurrences(of: "KEY", with: "<the key above>"))")
+      print("revue: \(how("<the key above>"))")
     }
     fflush(nil)
   }
 
-  /// Writes the SDP; one that holds a key is readable by its owner only.
+  /// Writes the SDP; one that holds a key is readable by its owner only from the start: it is
+  /// written into a new file made 0600 (`mkstemp`) beside `path`, then renamed over it, so that
+  /// neither a moment before a chmod nor a file already there (0644, or open in a reader) ever
+  /// holds the key for others. (`FileManager.createFile` with attributes writes the file as the
+  /// umask leaves it, 0644, and chmods it afterwards.)
   static func write(sdp: String, to path: String, secret: Bool) throws {
     guard secret else { return try sdp.write(toFile: path, atomically: true, encoding: .utf8) }
-    try? FileManager.default.removeItem(atPath: path)
-    guard FileManager.default.createFile(atPath: path, contents: Data(sdp.utf8), attributes: [.posixPermissions: 0o600])
-    else { throw RevueError(.invalidInput, "cannot write the SDP file \(path)") }
+    let url = URL(fileURLWithPath: path)
+    var template = Array(
+      url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).XXXXXX").path.utf8CString)
+    let fd = mkstemp(&template)
+    guard fd >= 0 else {
+      throw RevueError(.invalidInput, "cannot write the SDP file \(path): \(String(cString: strerror(errno)))")
+    }
+    var written = 0
+    var failure: Int32 = 0
+    let bytes = Array(sdp.utf8)
+    while written < bytes.count {
+      let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else {
+        failure = count < 0 ? errno : EIO
+        break
+      }
+      written += count
+    }
+    if failure == 0 && fsync(fd) != 0 { failure = errno }
+    close(fd)
+    if failure == 0 && rename(template, path) != 0 { failure = errno }
+    guard failure == 0 else {
+      unlink(template)
+      throw RevueError(.invalidInput, "cannot write the SDP file \(path): \(String(cString: strerror(failure)))")
+    }
   }
 
   static func milliseconds(_ duration: Duration) -> Double {

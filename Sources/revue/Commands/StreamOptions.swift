@@ -43,9 +43,12 @@ struct OptionReader {
     return codec
   }
 
-  /// The SRTP key of `--srtp-key` (a `--srtp-suite` given, or the default suite); the error
-  /// says what is wrong with it, never what it is.
-  static func srtpKey(_ command: String, key: String?, suite: String?) throws(UsageError) -> SRTPKey? {
+  /// The SRTP key of `--srtp-key` or its file or variable (``Secret``; a `--srtp-suite` given,
+  /// or the default suite); the error names where the key came from and says what is wrong
+  /// with it, never what it is.
+  static func srtpKey(
+    _ command: String, key: (value: String, source: String)?, suite: String?
+  ) throws(UsageError) -> SRTPKey? {
     var chosen = SRTPKey.Suite.aesCM128HMACSHA1_80
     if let suite {
       guard let named = SRTPKey.Suite(name: suite) else {
@@ -56,13 +59,90 @@ struct OptionReader {
     }
     guard let key else { return nil }
     do {
-      return try SRTPKey(base64: key, suite: chosen)
+      return try SRTPKey(base64: key.value, suite: chosen)
     } catch {
-      throw UsageError(description: "\(command): --srtp-key: \(error.message)")
+      throw UsageError(description: "\(command): \(key.source): \(error.message)")
     }
   }
 
   func unknown(_ option: String) -> UsageError { UsageError(description: "\(command): unknown option '\(option)'") }
+}
+
+/// A secret option (`--srtp-key`, `--token`, `--password`). On the command line it is readable
+/// by every local user (`/proc/PID/cmdline`), so it can also come from a file (`--token-file
+/// F`: its content, the trailing newline trimmed) or from an environment variable
+/// (`REVUE_WHIP_TOKEN`), which only its owner reads: the option wins over the file, the file over
+/// the variable, and the option with its file is a usage error.
+struct Secret {
+  /// The option, such as `--token`; its file's is the same followed by `-file`.
+  let option: String
+  /// The environment variable, such as `REVUE_WHIP_TOKEN`.
+  let variable: String
+  /// What the option gave.
+  var value: String?
+  /// The file the `-file` option named.
+  var file: String?
+
+  /// The option that names a file of the secret.
+  var fileOption: String { option + "-file" }
+
+  /// The largest file read: a secret is a line, and `/dev/zero` never ends.
+  static let largestFile = 65_536
+
+  /// Takes `option` (the secret's option or its file's) and its value from `reader`; false
+  /// when `option` is neither.
+  mutating func take(_ option: String, from reader: inout OptionReader) throws(UsageError) -> Bool {
+    switch option {
+    case self.option: value = try reader.value(option)
+    case fileOption: file = try reader.value(option)
+    default: return false
+    }
+    return true
+  }
+
+  /// The secret and where it came from (the option, its file's option, or the variable), or nil
+  /// when none of them gives one; the variable is read from `environment` (empty is unset).
+  /// - Throws: ``UsageError`` when both the option and its file are given, or the file cannot be
+  ///   read, is empty or is not UTF-8 text; it names the file, never what it holds.
+  func resolve(_ command: String, environment: [String: String]) throws(UsageError) -> (value: String, source: String)?
+  {
+    if value != nil && file != nil {
+      throw UsageError(description: "\(command): give \(option) or \(fileOption), not both")
+    }
+    if let value { return (value, option) }
+    if let file { return (try Self.read(file, command: "\(command): \(fileOption)"), fileOption) }
+    if let text = environment[variable], !text.isEmpty { return (text, variable) }
+    return nil
+  }
+
+  /// The content of `path` without its trailing newline.
+  private static func read(_ path: String, command: String) throws(UsageError) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      throw UsageError(description: "\(command): cannot read '\(path)': \(String(cString: strerror(errno)))")
+    }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: largestFile + 1)
+    var count = 0
+    while count < bytes.count {
+      let read = bytes[count...].withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      if read < 0 && errno == EINTR { continue }
+      guard read >= 0 else {
+        throw UsageError(description: "\(command): cannot read '\(path)': \(String(cString: strerror(errno)))")
+      }
+      if read == 0 { break }
+      count += read
+    }
+    guard count <= largestFile else {
+      throw UsageError(description: "\(command): '\(path)' is longer than \(largestFile / 1024) KiB: not a secret")
+    }
+    guard var text = String(validating: bytes[..<count], as: UTF8.self) else {
+      throw UsageError(description: "\(command): '\(path)' is not UTF-8 text")
+    }
+    while text.last == "\n" || text.last == "\r\n" { text.removeLast() }
+    guard !text.isEmpty else { throw UsageError(description: "\(command): '\(path)' is empty") }
+    return text
+  }
 }
 
 /// `revue stream` options.
@@ -101,10 +181,16 @@ struct StreamOptions: Equatable {
   /// The suite of a key made at the start (`--srtp-suite`).
   var srtpSuite = SRTPKey.Suite.aesCM128HMACSHA1_80
 
-  static func parse(_ arguments: [String]) throws(UsageError) -> StreamOptions? {
+  /// Parses `revue stream`'s options; `environment` holds the variables of the secrets
+  /// (``Secret``): `REVUE_SRTP_KEY` is as `--srtp-key` (but with `--whip`, which brings its own
+  /// encryption), `REVUE_WHIP_TOKEN` as `--token` with `--whip`. Nil for `--help`.
+  static func parse(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(UsageError) -> StreamOptions? {
     var options = StreamOptions()
     var reader = OptionReader(command: "stream", arguments)
-    var key: String?
+    var key = Secret(option: "--srtp-key", variable: "REVUE_SRTP_KEY")
+    var token = Secret(option: "--token", variable: "REVUE_WHIP_TOKEN")
     var suite: String?
     var fpsGiven = false
     var toGiven = false
@@ -137,7 +223,6 @@ struct StreamOptions: Equatable {
           throw UsageError(description: "stream: --whip takes whip+https://HOST/PATH (or whip+http://), not '\(text)'")
         }
         options.whip = url
-      case "--token": options.token = try reader.value(option)
       case "--sdp": options.sdpPath = try reader.value(option)
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
@@ -147,24 +232,28 @@ struct StreamOptions: Equatable {
       case "--fec": options.recovery.insert(.fec)
       case "--fixed-bitrate": options.fixedBitrate = true
       case "--srtp": options.makesSRTPKey = true
-      case "--srtp-key": key = try reader.value(option)
       case "--srtp-suite": suite = try reader.value(option)
       case "--help", "-h": return nil
-      default: throw reader.unknown(option)
+      default:
+        if try key.take(option, from: &reader) { continue }
+        guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
     // A screen share's default rate is VideoSDK's default profile's (h720p_15fps).
     if options.source == .screen && !fpsGiven { options.fps = ScreenShareCaptureOptions().fps }
-    options.srtpKey = try OptionReader.srtpKey("stream", key: key, suite: suite)
+    let whip = options.whip != nil
+    let given = try key.resolve("stream", environment: whip ? [:] : environment)
+    options.token = try token.resolve("stream", environment: whip ? environment : [:])?.value
+    options.srtpKey = try OptionReader.srtpKey("stream", key: given, suite: suite)
     if let suite { options.srtpSuite = SRTPKey.Suite(name: suite) ?? options.srtpSuite }
     if options.srtpKey != nil { options.makesSRTPKey = false }
-    if suite != nil, key == nil, !options.makesSRTPKey {
+    if suite != nil, given == nil, !options.makesSRTPKey {
       throw UsageError(description: "stream: --srtp-suite goes with --srtp or --srtp-key")
     }
     if options.whip != nil {
       // WebRTC brings its own encryption (DTLS-SRTP), loss recovery and addressing.
       let conflicting = [
-        ("--to", toGiven), ("--sdp", options.sdpPath != nil), ("--srtp", options.makesSRTPKey || key != nil),
+        ("--to", toGiven), ("--sdp", options.sdpPath != nil), ("--srtp", options.makesSRTPKey || given != nil),
         ("--simulcast", options.simulcast), ("--no-recovery", options.recovery != .nack),
         ("--fec", options.recovery.contains(.fec)), ("--screen", options.source == .screen),
       ].filter(\.1).map(\.0)
@@ -197,10 +286,14 @@ struct ReceiveOptions: Equatable {
   /// The one host packets are taken from (`--from`); nil for any.
   var source: String?
 
-  static func parse(_ arguments: [String]) throws(UsageError) -> ReceiveOptions? {
+  /// Parses `revue receive`'s options; `environment` holds `REVUE_SRTP_KEY` (``Secret``), as
+  /// `--srtp-key` but with `--sdp`, whose `a=crypto` lines hold the key. Nil for `--help`.
+  static func parse(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(UsageError) -> ReceiveOptions? {
     var options = ReceiveOptions()
     var reader = OptionReader(command: "receive", arguments)
-    var key: String?
+    var key = Secret(option: "--srtp-key", variable: "REVUE_SRTP_KEY")
     var suite: String?
     while let option = reader.next() {
       switch option {
@@ -214,18 +307,18 @@ struct ReceiveOptions: Equatable {
       case "--latency": options.latency = try reader.count(option)
       case "--no-recovery": options.recovery = []
       case "--json": options.json = true
-      case "--srtp-key": key = try reader.value(option)
       case "--srtp-suite": suite = try reader.value(option)
       case "--from": options.source = try reader.value(option)
       case "--help", "-h": return nil
-      default: throw reader.unknown(option)
+      default: guard try key.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
-    options.srtpKey = try OptionReader.srtpKey("receive", key: key, suite: suite)
-    if suite != nil, key == nil { throw UsageError(description: "receive: --srtp-suite goes with --srtp-key") }
-    if options.srtpKey != nil, options.sdpPath != nil {
+    let given = try key.resolve("receive", environment: options.sdpPath == nil ? environment : [:])
+    options.srtpKey = try OptionReader.srtpKey("receive", key: given, suite: suite)
+    if suite != nil, given == nil { throw UsageError(description: "receive: --srtp-suite goes with --srtp-key") }
+    if let given, options.sdpPath != nil {
       throw UsageError(
-        description: "receive: with --sdp the key comes from the SDP's a=crypto lines: leave out --srtp-key")
+        description: "receive: with --sdp the key comes from the SDP's a=crypto lines: leave out \(given.source)")
     }
     return options
   }
