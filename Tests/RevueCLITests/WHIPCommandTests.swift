@@ -23,6 +23,21 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 25: the endpoint killed mid-stream (no duration given) ends the node within 5 s and
+  /// a little, non-zero, its last line saying why.
+  @Test func streamExitsWhenTheEndpointDies() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    let node = try Subprocess(
+      RevueExecutableTests.executable,
+      ["stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString])
+    try await endpoint.waitForOutput(containing: "frames 30", within: 30)
+    await endpoint.stop()
+    let exit = try await node.exit(within: 8)
+    #expect(exit.status != 0, "\(exit.error)")
+    let last = exit.error.split(separator: "\n").last ?? ""
+    #expect(last.hasPrefix("revue: the WHIP session with ") && last.contains("stopped answering"), "\(exit.error)")
+  }
+
   @Test func aRefusedTokenAndOptionsThatDoNotGoWithWebRTCAreSaid() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
     let refused = try await RevueExecutableTests.run(

@@ -123,6 +123,63 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 25: a session that fails after it came up is reported. aiortc's endpoint killed says
+  /// nothing to the peer (no DTLS close; `webrtcbin` checks no ICE consent, so its connection
+  /// stays `connected`): only the endpoint's RTCP stops. The publication fails within 5 s and
+  /// lets go of the camera.
+  @Test func aPublicationWhoseEndpointIsKilledFailsWithin5Seconds() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let publication = try await WHIPPublication(publishing: track, to: url)
+      let events = publication.events
+      try await endpoint.waitForOutput(containing: "frames 30", within: 20)
+      await endpoint.stop()
+      let killed = ContinuousClock.now
+      let fault = try await Self.failure(of: events, within: 5)
+      print("the killed endpoint's publication failed after \(ContinuousClock.now - killed): \(fault)")
+      #expect(fault.message.contains("stopped answering"), "\(fault)")
+      #expect(publication.state == .failed(fault) && publication.statistics.connectionState == "failed")
+      try await withDeadline(5, "the failed publication to let go of the camera") {
+        while !track.renderers.all.isEmpty { await Task.yield() }
+      }
+      await publication.stop()
+      #expect(publication.state == .failed(fault), "stopping a failed publication keeps its failure")
+      try await track.capturer?.stopCapture()
+    }
+  }
+
+  /// The endpoint drops the session on its own (aiortc closes the peer connection: a DTLS
+  /// close_notify, which `webrtcbin` ignores, and no more RTCP): the room's publication fails
+  /// within 5 s, as an event of the publication the room made, and the session is deleted.
+  @Test func aRoomPublicationWhoseSessionTheEndpointClosesFailsWithin5Seconds() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--close-after-30-frames"])
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let room = Room()
+      try await room.connect(to: url)
+      let publication = try await #require(room.localParticipant).publish(videoTrack: track)
+      let events = publication.events
+      try await endpoint.waitForOutput(containing: "closed session", within: 20)
+      let closed = ContinuousClock.now
+      let fault = try await Self.failure(of: events, within: 5)
+      print("the closed session's publication failed after \(ContinuousClock.now - closed): \(fault)")
+      #expect(room.publications.first?.state == .failed(fault))
+      try await endpoint.waitForOutput(containing: "deleted session", within: 10)
+      await room.disconnect()
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
+  /// The fault the first `.failed` state of `events` carries, within `seconds`.
+  static func failure(of events: AsyncStream<StreamEvent>, within seconds: Double) async throws -> MediaFault {
+    try await withDeadline(seconds, "the publication to fail") {
+      for await event in events { if case .state(.failed(let fault)) = event { return fault } }
+      throw DeadlineExceeded("the publication's events ended without a failure")
+    }
+  }
+
   /// Janus's VideoRoom through a WHIP front end: a subscriber of the room decodes the frames.
   @Test func janusVideoRoomTakesThePublication() async throws {
     try await Self.withJanusVideoRoom(1234) { url, subscribe in

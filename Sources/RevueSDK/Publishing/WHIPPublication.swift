@@ -37,7 +37,7 @@ public final class WHIPPublication: Sendable {
     /// The bytes of those packets, RTP headers included.
     public var bytesSent = 0
     /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
-    /// `closed` once the path or the endpoint went away.
+    /// `closed` once the path or the endpoint went away (`failed` once the publication failed).
     public var connectionState: String
   }
 
@@ -105,6 +105,7 @@ public final class WHIPPublication: Sendable {
       session.resource.withLock { $0 = (resource, token) }
       layers = try await session.connect(answer: answer, timeout: timeout)
       self.resource = resource
+      session.watchConnection()
     } catch {
       await session.end()
       throw error
@@ -117,10 +118,14 @@ public final class WHIPPublication: Sendable {
     Task { await session.end() }
   }
 
-  /// Whether the publication is sending, failed (and why), or was stopped.
+  /// Whether the publication is sending, failed (and why), or was stopped. It fails when its
+  /// pipeline does, and when the connection fails or the endpoint stops answering (no RTCP from
+  /// it for 3 s with video, 8 s for audio alone): the tracks are let go of and the session is
+  /// deleted then.
   public var state: StreamState { status.state }
 
-  /// The publication's changes from now on: faults of its pipeline and its end.
+  /// The publication's changes from now on: faults of its pipeline and of its connection, and
+  /// its end.
   public var events: AsyncStream<StreamEvent> { status.events }
 
   /// What the publication has done so far.
@@ -129,7 +134,7 @@ public final class WHIPPublication: Sendable {
     return Statistics(
       framesSent: session.feed.framesSent, framesEncoded: counted.framesEncoded, keyframes: counted.keyframes,
       audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packetsSent, bytesSent: counted.bytesSent,
-      connectionState: session.webrtc.connectionState)
+      connectionState: { if case .failed = state { "failed" } else { session.webrtc.connectionState } }())
   }
 
   /// What the encoders and payloaders made, as an RTP publication counts it.
@@ -174,6 +179,11 @@ public final class WHIPPublication: Sendable {
     let counters = Locked(RTPSender.Counters())
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
+    /// Whether the session was closed (stopped, or ended by a fault).
+    private let closed = Atomic(false)
+    /// When the endpoint's RTCP last arrived (the connection's start before the first), and
+    /// the longest wait between two of its packets so far.
+    private let rtcp = Mutex<(last: ContinuousClock.Instant, longestGap: Duration)>((.now, .zero))
     /// Where the offer's caps are known: the payloaders' outputs, video first (the full size's).
     private let payloaderOutputs: [(kind: String, pad: Pad)]
     /// The video layers, the full size first; none without video.
@@ -188,7 +198,13 @@ public final class WHIPPublication: Sendable {
     ) throws(RevueError) {
       track = video?.0
       self.audio = audio?.0
-      pipeline = MediaPipeline(name: "whip-sender") { fault in status.report(fault) }
+      // A fault that ends the publication (the pipeline's, or the connection's: see
+      // watchConnection()) lets go of the tracks and deletes the endpoint's session.
+      let ended = Relay<Session>()
+      pipeline = MediaPipeline(name: "whip-sender") { fault in
+        guard status.report(fault), let session = ended.target else { return }
+        Task { await session.end() }
+      }
       var outputs: [(String, Pad)] = []
       var simulcast: (rids: [String], sender: Bin, mids: [Element])?
       do {
@@ -251,6 +267,7 @@ public final class WHIPPublication: Sendable {
       layers = video?.1 ?? []
       track?.add(videoRenderer: feed)
       audio?.0.add(audioRenderer: audioFeed)
+      ended.target = self
     }
 
     /// The simulcast sender: `source` split into one branch per layer (the full size first),
@@ -377,8 +394,58 @@ public final class WHIPPublication: Sendable {
       return sent
     }
 
+    /// How long the endpoint may send no RTCP before the session counts as failed, at least:
+    /// 3 s with video, which receivers report on every second or so (libwebrtc, Janus, aiortc);
+    /// 8 s for audio alone, which libwebrtc and mediasoup report on every 5 s (RFC 3550's
+    /// interval, randomised to 2.5–7.5 s). Twice the longest wait seen between two of its
+    /// packets when that is longer.
+    private var rtcpSilence: Duration { track == nil ? .seconds(8) : .seconds(3) }
+
+    /// Watches the connection once it is up, until the session closes: a connection that
+    /// fails or closes, or an endpoint whose RTCP stops (`webrtcbin` checks no ICE consent,
+    /// so an endpoint that vanished or dropped the session leaves the connection `connected`),
+    /// ends the publication as a fault of `webrtcbin`: with video, within 3.25 s of the
+    /// endpoint's last RTCP (or of the connection, before its first).
+    func watchConnection() {
+      // Weakly: webrtcbin holds the handlers.
+      webrtc.onStateChange("connection-state") { [weak self] state in
+        if state == "failed" || state == "closed" { self?.fail("the WebRTC connection to the WHIP endpoint \(state)") }
+      }
+      rtcp.withLock { $0.last = .now }
+      let watched = webrtc.onRTCPReceived { [weak self] in
+        let now = ContinuousClock.now
+        self?.rtcp.withLock { rtcp in
+          rtcp.longestGap = max(rtcp.longestGap, now - rtcp.last)
+          rtcp.last = now
+        }
+      }
+      guard watched > 0 else {
+        RevueLog.log(.warning, "WHIP", "the endpoint's RTCP cannot be watched: a vanished endpoint goes unnoticed")
+        return
+      }
+      Task { [weak self] in
+        while let session = self, !session.closed.load(ordering: .relaxed) {
+          let (last, gap) = session.rtcp.withLock { ($0.last, $0.longestGap) }
+          let silence = ContinuousClock.now - last
+          if silence > max(session.rtcpSilence, gap * 2) {
+            let seconds = String(format: "%.1f", Double(silence / .milliseconds(1)) / 1000)
+            session.fail("the WHIP endpoint stopped answering: no RTCP from it for \(seconds) s")
+            return
+          }
+          try? await Task.sleep(for: .milliseconds(250))
+        }
+      }
+    }
+
+    /// Ends the publication with `reason` as an error of `webrtcbin`, unless it was closed: the
+    /// pipeline's owner reports it and stops the pipeline, and the session ends.
+    private func fail(_ reason: String) {
+      if !closed.load(ordering: .relaxed) { webrtc.element.postError(reason) }
+    }
+
     /// Stops sending; returns the endpoint's session to delete and its token, the first time.
     func close() -> (URL, String?)? {
+      closed.store(true, ordering: .relaxed)
       track?.remove(videoRenderer: feed)
       audio?.remove(audioRenderer: audioFeed)
       feed.attach(nil)
