@@ -172,6 +172,39 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 25: `disconnect()` forgets the destination, and with it the WHIP token and an SRTP
+  /// key: the room holds none of them after, and publishing again needs a new `connect`.
+  @Test func disconnectForgetsTheDestinationTokenAndKey() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+      try await room.connect(to: url, options: Room.ConnectOptions(token: "s3cret"))
+      _ = try await participant.publish(videoTrack: track)
+      await room.disconnect()
+      #expect(room.destination == nil, "the room still holds \(String(describing: room.destination))")
+      do {
+        _ = try await participant.publish(videoTrack: track)
+        Issue.record("published to the forgotten WHIP endpoint")
+      } catch let error as RevueError {
+        #expect(error.kind == .invalidState && "\(error)".contains("connect the room first"), "\(error)")
+      }
+      let posts = try await endpoint.waitForOutput(containing: "deleted session", within: 10)
+      #expect(posts.split(separator: "\n").filter { $0.hasPrefix("answered session") }.count == 1, "\(posts)")
+
+      let key = try SRTPKey.random()
+      let encoded = try #require(key.base64.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+      try await room.connect(to: URL(string: "srtp://127.0.0.1:\(FreePorts.rtp())?key=\(encoded)")!)
+      await room.disconnect()
+      #expect(room.destination == nil, "the room still holds \(String(describing: room.destination))")
+      await #expect(throws: RevueError.self) { _ = try await participant.publish(videoTrack: track) }
+      #expect(room.publications.isEmpty && track.renderers.all.isEmpty)
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
   /// The fault the first `.failed` state of `events` carries, within `seconds`.
   static func failure(of events: AsyncStream<StreamEvent>, within seconds: Double) async throws -> MediaFault {
     try await withDeadline(seconds, "the publication to fail") {

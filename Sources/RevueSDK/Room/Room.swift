@@ -237,8 +237,10 @@ public final class Room: Sendable {
   /// The senders received, by the key their stream was opened with.
   public var remoteParticipants: [String: RemoteParticipant] { remotes.withLock { $0 } }
 
-  /// Stops receiving every stream.
+  /// Stops receiving every stream and every publication, and forgets the destination: its SRTP
+  /// key and WHIP token with it (publishing again needs a new ``connect(to:options:)``).
   public func disconnect() async {
+    state.withLock { $0.destination = nil }
     let all = remotes.withLock { remotes in
       defer { remotes.removeAll() }
       return Array(remotes.values)
@@ -287,7 +289,7 @@ public final class Room: Sendable {
   }
 
   /// Where publications go now.
-  private var destination: Destination? { state.withLock { $0.destination } }
+  var destination: Destination? { state.withLock { $0.destination } }
 
   /// Keeps a publication made elsewhere.
   private func keep(_ publication: LocalTrackPublication) -> LocalTrackPublication {
