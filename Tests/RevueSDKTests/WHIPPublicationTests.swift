@@ -205,6 +205,36 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 25: an endpoint that trickles its answer a byte every half second forever, or sends a
+  /// body that never ends, or announces and sends 100 MB, gets a one-line error within the
+  /// exchange's deadline (3 s here, after the first frame), and the transfer ends: the server
+  /// sees the client go within 5 s (loopback is fast enough for the whole 100 MB to go first).
+  @Test(arguments: [
+    ("trickle", "no complete reply within 3.0 seconds"), ("flood", "over 256 KiB"), ("huge", "over 256 KiB"),
+  ])
+  func aHostileHTTPEndpointIsCutOff(_ mode: String, says: String) async throws {
+    let (server, url) = try await WHIPEndpoint.hostile(mode)
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let started = ContinuousClock.now
+      do {
+        _ = try await withDeadline(10, "the publication to give up") {
+          try await WHIPPublication(publishing: track, to: url, timeout: .seconds(3))
+        }
+        Issue.record("published to a \(mode) endpoint")
+      } catch let error as RevueError {
+        print("\(mode): \(error) (\(ContinuousClock.now - started))")
+        #expect(error.kind == .network && "\(error)".contains(says) && !"\(error)".contains("\n"), "\(error)")
+      }
+      #expect(ContinuousClock.now - started < .seconds(5))
+      #expect(track.renderers.all.isEmpty, "the failed publication still holds the track")
+      let said = try await server.waitForOutput(containing: "\(mode) ended after", within: 5)
+      print("\(mode): \(said.split(separator: "\n").last ?? "")")
+      try await track.capturer?.stopCapture()
+    }
+    await server.stop()
+  }
+
   /// The fault the first `.failed` state of `events` carries, within `seconds`.
   static func failure(of events: AsyncStream<StreamEvent>, within seconds: Double) async throws -> MediaFault {
     try await withDeadline(seconds, "the publication to fail") {

@@ -19,6 +19,15 @@ public enum WHIPEndpoint {
     try await run("janus_whip.py", [janus.url.absoluteString], path: "/whip/\(room)")
   }
 
+  /// Starts Tests/Peers/hostile_http.py in `mode` (`trickle`, `flood`, `record`, or `redirect`
+  /// with the URL to redirect to in `arguments`) on a free port of 127.0.0.1; returns it and the
+  /// URL to publish to.
+  public static func hostile(_ mode: String, _ arguments: [String] = []) async throws -> (
+    endpoint: Subprocess, url: URL
+  ) {
+    try await run("hostile_http.py", [mode] + arguments, path: "/whip/camera")
+  }
+
   /// Waits until aiortc's endpoint has decoded 50 audio and 30 video frames.
   public static func waitForAudioAndVideo(_ endpoint: Subprocess) async throws {
     try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in

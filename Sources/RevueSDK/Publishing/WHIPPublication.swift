@@ -69,11 +69,12 @@ public final class WHIPPublication: Sendable {
   ///     told apart by its RID, as browsers publish to an SFU. They are sent only if the
   ///     endpoint's answer takes them (an SFU's does); else the full size goes alone.
   ///     ``layers`` says what is sent.
-  ///   - timeout: how long each step may take: the first frame, the HTTP exchange, the
-  ///     connection (ICE and DTLS).
+  ///   - timeout: how long each step may take: the first frame, the HTTP exchange (in all,
+  ///     however slowly the endpoint sends), the connection (ICE and DTLS).
   /// - Throws: ``RevueError``: `.invalidInput` for a URL of another scheme; `.network` for an
-  ///   endpoint that cannot be reached or answers anything but `201` with an SDP answer, or a
-  ///   connection that does not come up within `timeout` (the session is then deleted);
+  ///   endpoint that cannot be reached, answers anything but `201` with an SDP answer, does not
+  ///   finish its answer within `timeout` or sends more than 256 KiB, or a connection that does
+  ///   not come up within `timeout` (the session is then deleted);
   ///   `.gstreamer` when the sender cannot start. Nothing is left running then.
   public convenience init(
     publishing track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to url: URL, token: String? = nil,
@@ -478,7 +479,7 @@ enum WHIPExchange {
     request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
     request.httpBody = Data(offer.utf8)
-    let (body, response) = try await send(request, "POST the offer to \(endpoint)")
+    let (body, response) = try await send(request, "POST the offer to \(endpoint)", within: timeout)
     let text = String(decoding: body, as: UTF8.self)
     guard response.statusCode == 201 else {
       throw RevueError(
@@ -505,7 +506,7 @@ enum WHIPExchange {
     request.httpMethod = "DELETE"
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
     do {
-      let (_, response) = try await send(request, "DELETE \(resource)")
+      let (_, response) = try await send(request, "DELETE \(resource)", within: .seconds(5))
       if !(200..<300).contains(response.statusCode) {
         RevueLog.log(.warning, "WHIP", "DELETE \(resource) answered \(response.statusCode)")
       }
@@ -514,18 +515,110 @@ enum WHIPExchange {
     }
   }
 
-  private static func send(_ request: URLRequest, _ what: String) async throws(RevueError) -> (Data, HTTPURLResponse) {
-    let result = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<(Data, HTTPURLResponse), RevueError>, Never>) in
-      URLSession.shared.dataTask(with: request) { data, response, error in
-        if let response = response as? HTTPURLResponse {
-          continuation.resume(returning: .success((data ?? Data(), response)))
-        } else {
-          let reason = error.map { "\($0.localizedDescription)" } ?? "no HTTP response"
-          continuation.resume(returning: .failure(RevueError(.network, "cannot \(what): \(reason)")))
-        }
-      }.resume()
+  /// The most a reply's body may hold: an SDP answer is a few KiB.
+  static let maxBody = 256 * 1024
+
+  /// Sends `request` and returns the reply, its body whole, within `deadline` in all (the
+  /// request's own timeout is only the longest wait for the next bytes); nothing goes on after.
+  /// - Throws: ``RevueError`` (`.network`) saying `cannot <what>`: no reply, no complete reply
+  ///   within `deadline`, or a body over ``maxBody``.
+  private static func send(_ request: URLRequest, _ what: String, within deadline: Duration) async throws(RevueError)
+    -> (Data, HTTPURLResponse)
+  {
+    let transfer = Transfer(limit: maxBody)
+    let session = URLSession(configuration: .ephemeral, delegate: transfer, delegateQueue: nil)
+    defer { session.invalidateAndCancel() }
+    let task = session.dataTask(with: request)
+    let timer = Task {
+      try await Task.sleep(for: deadline)
+      transfer.finish(.failure("no complete reply within \(deadline)"))
+      task.cancel()
     }
-    return try result.get()
+    defer { timer.cancel() }
+    let result = await transfer.result { task.resume() }
+    task.cancel()
+    switch result {
+    case .success(let reply): return reply
+    case .failure(let reason): throw RevueError(.network, "cannot \(what): \(reason.text)")
+    }
+  }
+
+  /// One request's reply, gathered by its session's delegate up to a size, and its end: the
+  /// first of the reply, a failure, or the deadline.
+  private final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safety (@unchecked): NSObject is not Sendable; the state is under the lock.
+    struct Failure: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
+      var text: String
+      init(stringLiteral text: String) { self.text = text }
+      init(_ text: String) { self.text = text }
+    }
+
+    private struct State {
+      var body = Data()
+      var response: HTTPURLResponse?
+      var outcome: Result<(Data, HTTPURLResponse), Failure>?
+      var waiter: CheckedContinuation<Result<(Data, HTTPURLResponse), Failure>, Never>?
+    }
+
+    private let state = Mutex(State())
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Runs `start` and waits for the outcome.
+    func result(_ start: () -> Void) async -> Result<(Data, HTTPURLResponse), Failure> {
+      await withCheckedContinuation { continuation in
+        let ready = state.withLock { state in
+          if state.outcome == nil { state.waiter = continuation }
+          return state.outcome
+        }
+        if let ready { continuation.resume(returning: ready) } else { start() }
+      }
+    }
+
+    /// Settles the outcome, once.
+    func finish(_ outcome: Result<(Data, HTTPURLResponse), Failure>) {
+      let waiter = state.withLock { state -> CheckedContinuation<Result<(Data, HTTPURLResponse), Failure>, Never>? in
+        guard state.outcome == nil else { return nil }
+        state.outcome = outcome
+        defer { state.waiter = nil }
+        return state.waiter
+      }
+      waiter?.resume(returning: outcome)
+    }
+
+    private var tooBig: Failure { Failure("the reply is over \(limit / 1024) KiB (an SDP answer is a few KiB)") }
+
+    func urlSession(
+      _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+      completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+      guard response.expectedContentLength <= Int64(limit) else {
+        finish(.failure(tooBig))
+        return completionHandler(.cancel)
+      }
+      state.withLock { $0.response = response as? HTTPURLResponse }
+      completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+      // Once settled, the rest is dropped: the waiter cancels the task, and libcurl reads on
+      // until the cancel comes through (cancelling from here, the delegate queue, held it up).
+      let over = state.withLock { state in
+        guard state.outcome == nil else { return false }
+        state.body.append(data.prefix(limit + 1 - state.body.count))
+        return state.body.count > limit
+      }
+      if over { finish(.failure(tooBig)) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+      let (body, response) = state.withLock { ($0.body, $0.response ?? task.response as? HTTPURLResponse) }
+      if let response, error == nil {
+        finish(.success((body, response)))
+      } else {
+        finish(.failure(Failure(error.map { $0.localizedDescription } ?? "no HTTP response")))
+      }
+    }
   }
 }
