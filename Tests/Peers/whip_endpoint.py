@@ -5,13 +5,15 @@ receives, printing `frames N` (every 10 video frames) and `audio frames N` (ever
 frames, 20 ms each) on standard output, and ends a session on DELETE.
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
-                          [--close-after-30-frames]
+                          [--close-after-30-frames] [--location-origin ORIGIN]
 
 --token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
 --malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
 candidates point nowhere (a port nothing listens on), its peer closed, so ICE never connects.
 --close-after-30-frames: the endpoint closes a session's peer connection on its own once it has
 decoded 30 video frames, printing `closed session S` (a DELETE of it is still answered).
+--location-origin: the session's URL (`Location`) is `ORIGIN/resource/S?sig=secret-S`, on another
+origin (where this endpoint is not: its DELETE goes there).
 Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
@@ -53,8 +55,15 @@ def main():
     parser.add_argument("--malformed-answer", action="store_true")
     parser.add_argument("--unreachable", action="store_true")
     parser.add_argument("--close-after-30-frames", action="store_true")
+    parser.add_argument("--location-origin")
     options = parser.parse_args()
     sessions = {}
+
+    def location(session):
+        """The session's URL: on this endpoint, or on another origin with a signature in its query."""
+        if options.location_origin:
+            return f"{options.location_origin}/resource/{session}?sig=secret-{session}"
+        return f"/resource/{session}"
 
     async def offer(request):
         if options.token and request.headers.get("Authorization") != f"Bearer {options.token}":
@@ -95,7 +104,7 @@ def main():
             await pc.close()
         say(f"answered session {session}")
         return web.Response(
-            status=201, text=answer, content_type="application/sdp", headers={"Location": f"/resource/{session}"}
+            status=201, text=answer, content_type="application/sdp", headers={"Location": location(session)}
         )
 
     async def delete(request):

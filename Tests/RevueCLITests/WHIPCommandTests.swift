@@ -11,7 +11,8 @@ import Testing
     let node = try Subprocess(
       RevueExecutableTests.executable,
       [
-        "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString,
+        "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip",
+        url.absoluteString + "?sig=abc",
         "--token", "s3cret", "--duration", "4", "--json",
       ])
     try await endpoint.waitForOutput(containing: "frames 30", within: 30)
@@ -19,6 +20,7 @@ import Testing
     #expect(exit.status == 0, "\(exit.error)")
     #expect(exit.output.contains("\"connectionState\":\"connected\""), "\(exit.output)")
     #expect(!exit.error.contains("s3cret"), "the token was printed: \(exit.error)")
+    #expect(!exit.error.contains("sig=abc") && exit.error.contains("/whip/camera?…"), "\(exit.error)")
     try await endpoint.waitForOutput(containing: "deleted session", within: 10)
     await endpoint.stop()
   }

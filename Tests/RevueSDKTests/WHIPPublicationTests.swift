@@ -235,6 +235,104 @@ import Testing
     await server.stop()
   }
 
+  /// Issue 25: the bearer token never goes over plain http:// to another machine: refused with
+  /// one line before anything is sent (0.0.0.0 is not loopback, though Linux connects it to the
+  /// server listening on 127.0.0.1 here, which would have been told the token).
+  @Test func aTokenIsNeverSentOverPlainHTTPToAnotherMachine() async throws {
+    let (server, url) = try await WHIPEndpoint.hostile("record")
+    let elsewhere = URL(string: url.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "0.0.0.0"))!
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      for attempt in ["WHIPPublication", "Room"] {
+        do {
+          if attempt == "Room" {
+            try await Room().connect(to: elsewhere, options: Room.ConnectOptions(token: "s3cret"))
+          } else {
+            _ = try await WHIPPublication(publishing: track, to: elsewhere, token: "s3cret", timeout: .seconds(3))
+          }
+          Issue.record("\(attempt): the token was taken for plain http to 0.0.0.0")
+        } catch let error as RevueError {
+          #expect(error.kind == .invalidInput && "\(error)".contains("plain http"), "\(attempt): \(error)")
+          #expect(!"\(error)".contains("s3cret") && !"\(error)".contains("\n"), "\(attempt): \(error)")
+        }
+      }
+      #expect(track.renderers.all.isEmpty)
+      try await track.capturer?.stopCapture()
+    }
+    #expect(await server.stop().output == "listening \(url.port!)\n", "the server was sent something")
+  }
+
+  /// Issue 25: a session whose `Location` is on another origin is deleted without the token
+  /// (as fetch sends no credentials across origins); the URLs in the log are redacted.
+  @Test func aSessionOnAnotherOriginIsDeletedWithoutTheToken() async throws {
+    let (other, otherURL) = try await WHIPEndpoint.hostile("record")
+    let origin = "http://127.0.0.1:\(otherURL.port!)"
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret", "--location-origin", origin])
+    let warnings = RevueLog.entries(from: .warning)
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let publication = try await WHIPPublication(publishing: track, to: url, token: "s3cret")
+      #expect(publication.resource.absoluteString.hasPrefix(origin))
+      await publication.stop()
+      let said = try await other.waitForOutput(containing: "DELETE /resource/", within: 10)
+      #expect(said.contains("authorization=no"), "\(said)")
+      try await track.capturer?.stopCapture()
+    }
+    // The other origin answers 404: the warning names the session without its query.
+    let warning = try await withDeadline(10, "the DELETE's warning") {
+      for await entry in warnings where entry.category == "WHIP" && entry.message.contains("DELETE") {
+        return entry.message
+      }
+      return ""
+    }
+    #expect(
+      warning.contains("\(origin)/resource/") && warning.contains("?…") && !warning.contains("secret-"), "\(warning)")
+    await endpoint.stop()
+    await other.stop()
+  }
+
+  /// Issue 25: a redirect to another origin loses the token (as fetch drops `Authorization`
+  /// there): the endpoint redirected to, which wants it, refuses.
+  @Test func aRedirectToAnotherOriginLosesTheToken() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
+    let target = url.absoluteString.replacingOccurrences(of: "whip+", with: "")
+    let (redirector, redirectURL) = try await WHIPEndpoint.hostile("redirect", [target])
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      do {
+        _ = try await WHIPPublication(publishing: track, to: redirectURL, token: "s3cret", timeout: .seconds(3))
+        Issue.record("the token followed the redirect to another origin")
+      } catch let error as RevueError {
+        #expect("\(error)".contains("answered 401"), "\(error)")
+      }
+      try await redirector.waitForOutput(containing: "POST /whip/camera authorization=yes", within: 5)
+      try await track.capturer?.stopCapture()
+    }
+    await redirector.stop()
+    await endpoint.stop()
+  }
+
+  /// Issue 25: URLs are redacted in errors: user info and query left out.
+  @Test func urlsAreRedactedInErrors() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--status", "503"])
+    let secret = URL(string: "whip+http://user:pass@127.0.0.1:\(url.port!)/whip/camera?token=abc#x")!
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      for bad in [secret, URL(string: "rtp://user:pass@127.0.0.1:5004/?token=abc")!] {
+        do {
+          _ = try await WHIPPublication(publishing: track, to: bad, timeout: .seconds(3))
+          Issue.record("published to \(bad)")
+        } catch let error as RevueError {
+          let text = "\(error)"
+          #expect(!text.contains("pass") && !text.contains("abc") && !text.contains("user"), "\(text)")
+          #expect(text.contains("127.0.0.1:") && text.contains("?…"), "\(text)")
+        }
+      }
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
   /// The fault the first `.failed` state of `events` carries, within `seconds`.
   static func failure(of events: AsyncStream<StreamEvent>, within seconds: Double) async throws -> MediaFault {
     try await withDeadline(seconds, "the publication to fail") {

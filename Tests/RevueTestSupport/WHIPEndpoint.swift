@@ -7,7 +7,8 @@ import Testing
 /// `published room ROOM feed FEED`. Both print `deleted session` when a session is deleted.
 public enum WHIPEndpoint {
   /// Starts the endpoint with `options` (`--token T`, `--status CODE`, `--malformed-answer`,
-  /// `--unreachable`, `--close-after-30-frames`) on a free port of 127.0.0.1, within 20 s;
+  /// `--unreachable`, `--close-after-30-frames`, `--location-origin ORIGIN`) on a free port of
+  /// 127.0.0.1, within 20 s;
   /// returns it and the URL to publish to.
   public static func start(_ options: [String] = []) async throws -> (endpoint: Subprocess, url: URL) {
     try await run("whip_endpoint.py", options, path: "/whip/camera")

@@ -95,6 +95,7 @@ public final class WHIPPublication: Sendable {
     to url: URL, token: String?, timeout: Duration
   ) async throws(RevueError) {
     endpoint = try Self.httpURL(url)
+    try WHIPExchange.checkToken(token, for: endpoint)
     self.codec = codec
     let name = [video?.0.name, audio?.0.name].compactMap { $0 }.joined(separator: " and ")
     let status = StreamStatus(name: "the WHIP publication of \(name)")
@@ -103,7 +104,9 @@ public final class WHIPPublication: Sendable {
     do {
       let offer = try await session.offer(timeout: timeout)
       let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
-      session.resource.withLock { $0 = (resource, token) }
+      // No credentials across origins (as fetch): a session elsewhere is deleted without them.
+      let sameOrigin = WHIPExchange.origin(of: resource) == WHIPExchange.origin(of: endpoint)
+      session.resource.withLock { $0 = (resource, sameOrigin ? token : nil) }
       layers = try await session.connect(answer: answer, timeout: timeout)
       self.resource = resource
       session.watchConnection()
@@ -156,13 +159,26 @@ public final class WHIPPublication: Sendable {
     return deletion.map { resource, token in Task { await WHIPExchange.delete(resource, token: token) } }
   }
 
+  /// `url` as messages show it: its scheme, host, port and path, without user info, and `?…`
+  /// for a query or fragment (which may hold a key or a signature).
+  public static func redacted(_ url: URL) -> String {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
+    let hidden = components.percentEncodedQuery != nil || components.percentEncodedFragment != nil
+    components.user = nil
+    components.password = nil
+    components.query = nil
+    components.fragment = nil
+    return (components.string ?? "(a URL)") + (hidden ? "?…" : "")
+  }
+
   /// `http(s)://…` for `whip+http(s)://…` and `http(s)://…`.
   static func httpURL(_ url: URL) throws(RevueError) -> URL {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = url.scheme,
       ["whip+https", "whip+http", "https", "http"].contains(scheme), url.host?.isEmpty == false
     else {
       throw RevueError(
-        .invalidInput, "cannot publish to '\(url)': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)")
+        .invalidInput,
+        "cannot publish to '\(redacted(url))': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)")
     }
     components.scheme = scheme.replacingOccurrences(of: "whip+", with: "")
     return components.url!
@@ -479,24 +495,56 @@ enum WHIPExchange {
     request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
     request.httpBody = Data(offer.utf8)
-    let (body, response) = try await send(request, "POST the offer to \(endpoint)", within: timeout)
+    let shown = WHIPPublication.redacted(endpoint)
+    let (body, response) = try await send(request, "POST the offer to \(shown)", within: timeout)
     let text = String(decoding: body, as: UTF8.self)
+    // What the endpoint said, on one line, without the token should it echo it.
+    var quoted = text.prefix(200).split(whereSeparator: \.isNewline).joined(separator: " ")
+    if let token, !token.isEmpty { quoted = quoted.replacingOccurrences(of: token, with: "…") }
     guard response.statusCode == 201 else {
       throw RevueError(
         .network,
-        "the WHIP endpoint \(endpoint) answered \(response.statusCode)"
-          + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(text.prefix(200))")
+        "the WHIP endpoint \(shown) answered \(response.statusCode)"
+          + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(quoted)")
     }
     guard text.hasPrefix("v=0") else {
-      throw RevueError(
-        .network, "the WHIP endpoint \(endpoint) answered 201 without an SDP answer: \(text.prefix(200))")
+      throw RevueError(.network, "the WHIP endpoint \(shown) answered 201 without an SDP answer: \(quoted)")
     }
     guard let location = response.value(forHTTPHeaderField: "Location"),
       let resource = URL(string: location, relativeTo: endpoint)?.absoluteURL
     else {
-      throw RevueError(.network, "the WHIP endpoint \(endpoint) answered 201 without a Location")
+      throw RevueError(.network, "the WHIP endpoint \(shown) answered 201 without a Location")
     }
     return (text, resource)
+  }
+
+  /// Refuses to send `token` over plain `http://` to another machine: only `https://`, or
+  /// `http://` to this one (`localhost`, `127.0.0.0/8`, `::1`, as browsers take for secure).
+  /// - Throws: ``RevueError`` (`.invalidInput`), before anything is sent.
+  static func checkToken(_ token: String?, for endpoint: URL) throws(RevueError) {
+    guard token != nil, endpoint.scheme == "http" || endpoint.scheme == "whip+http" else { return }
+    let host = (endpoint.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+    guard !isLoopback(host) else { return }
+    throw RevueError(
+      .invalidInput,
+      "the WHIP token is not sent over plain http to \(host): use whip+https:// (plain http only to this machine)")
+  }
+
+  /// Whether `host` names this machine: `localhost`, an address of `127.0.0.0/8`, or `::1`.
+  private static func isLoopback(_ host: String) -> Bool {
+    var ipv4 = in_addr()
+    var ipv6 = in6_addr()
+    if host == "localhost" { return true }
+    if inet_pton(AF_INET, host, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+    guard inet_pton(AF_INET6, host, &ipv6) == 1 else { return false }
+    return withUnsafeBytes(of: ipv6) { Array($0) } == [UInt8](repeating: 0, count: 15) + [1]
+  }
+
+  /// A URL's origin (RFC 6454): its scheme, host and port, the scheme's default port if none.
+  static func origin(of url: URL) -> String {
+    let scheme = (url.scheme ?? "").replacingOccurrences(of: "whip+", with: "").lowercased()
+    let port = url.port ?? (scheme == "https" ? 443 : 80)
+    return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
   }
 
   /// DELETEs the session at `resource`; a failure is logged (the endpoint ends it on its own
@@ -505,10 +553,11 @@ enum WHIPExchange {
     var request = URLRequest(url: resource, timeoutInterval: 5)
     request.httpMethod = "DELETE"
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    let shown = WHIPPublication.redacted(resource)
     do {
-      let (_, response) = try await send(request, "DELETE \(resource)", within: .seconds(5))
+      let (_, response) = try await send(request, "DELETE \(shown)", within: .seconds(5))
       if !(200..<300).contains(response.statusCode) {
-        RevueLog.log(.warning, "WHIP", "DELETE \(resource) answered \(response.statusCode)")
+        RevueLog.log(.warning, "WHIP", "DELETE \(shown) answered \(response.statusCode)")
       }
     } catch {
       RevueLog.log(.warning, "WHIP", "\(error)")
@@ -610,6 +659,21 @@ enum WHIPExchange {
         return state.body.count > limit
       }
       if over { finish(.failure(tooBig)) }
+    }
+
+    /// A redirect to another origin goes without the token, as fetch drops `Authorization`
+    /// there (and as the session's DELETE goes).
+    func urlSession(
+      _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+      newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+      var next = request
+      if let from = task.originalRequest?.url, let to = request.url,
+        WHIPExchange.origin(of: from) != WHIPExchange.origin(of: to)
+      {
+        next.setValue(nil, forHTTPHeaderField: "Authorization")
+      }
+      completionHandler(next)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -74,6 +74,7 @@ public final class Room: Sendable {
     let shown = SRTPKey.redacting(url)
     if url.scheme == "whip+https" || url.scheme == "whip+http" {
       let endpoint = try WHIPPublication.httpURL(url)
+      try WHIPExchange.checkToken(options.token, for: endpoint)
       state.withLock { $0.destination = .whip(endpoint: endpoint, token: options.token, timeout: options.timeout) }
       return
     }

@@ -210,7 +210,7 @@ struct StreamCommand {
     FileHandle.standardError.write(
       Data(
         ("revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps over WebRTC to"
-          + " \(publication.endpoint) (session \(publication.resource))"
+          + " \(WHIPPublication.redacted(publication.endpoint)) (session \(WHIPPublication.redacted(publication.resource)))"
           + (publication.layers.count > 1
             ? ", in simulcast layers \(publication.layers.map { "\($0.dimensions)" }.joined(separator: ", "))" : "")
           + "\n").utf8))
@@ -236,7 +236,8 @@ struct StreamCommand {
         "revue: sent \(final.framesSent) frames\(audio) over WebRTC; the connection was \(final.connectionState)\n".utf8
       ))
     if case .failed(let fault) = publication.state {
-      throw RevueError(.network, "the WHIP session with \(publication.endpoint) failed: \(fault.message)")
+      throw RevueError(
+        .network, "the WHIP session with \(WHIPPublication.redacted(publication.endpoint)) failed: \(fault.message)")
     }
   }
 
