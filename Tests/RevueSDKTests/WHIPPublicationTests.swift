@@ -333,6 +333,46 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 25: a room over WHIP claims no adaptive bitrate nor loss recovery it cannot honour:
+  /// the statistics say a fixed bitrate and keyframe requests only, and one warning per
+  /// publication whose options ask for them (the defaults do) says so; none when they do not.
+  @Test func aWHIPRoomClaimsNoAdaptiveBitrateNorLossRecovery() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    let warnings = RevueLog.entries(from: .warning)
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let room = Room()
+      let participant = try #require(room.localParticipant)
+      try await room.connect(to: url)
+      let asking = try await participant.publish(
+        videoTrack: track, options: VideoPublishOptions(lossRecovery: [.nack, .fec]))
+      try await endpoint.waitForOutput(containing: "frames 30", within: 20)
+      for publication in [asking, asking] {
+        let statistics = publication.statistics
+        #expect(statistics.targetBitrate == nil && statistics.packetsRetransmitted == nil, "\(statistics)")
+        guard case .whip(let whip) = publication.transport else { throw DeadlineExceeded("not a WHIP publication") }
+        #expect(!whip.statistics.adaptiveBitrate && whip.statistics.lossRecovery.isEmpty)
+      }
+      await participant.unpublish(publication: asking)
+      let plain = try await participant.publish(
+        videoTrack: track, options: VideoPublishOptions(lossRecovery: [], adaptiveBitrate: false))
+      await participant.unpublish(publication: plain)
+      RevueLog.log(.warning, "WHIPPublicationTests", "the end of the publications")
+      try await track.capturer?.stopCapture()
+    }
+    let said = try await withDeadline(10, "the warnings") {
+      var said: [String] = []
+      for await entry in warnings {
+        if entry.category == "WHIPPublicationTests" { break }
+        if entry.category == "WHIP" && entry.message.contains("adaptive bitrate") { said.append(entry.message) }
+      }
+      return said
+    }
+    #expect(said.count == 1, "\(said)")
+    #expect(said.first?.contains("adaptive bitrate nor retransmission (NACK and RTX) nor FEC") == true, "\(said)")
+    await endpoint.stop()
+  }
+
   /// The fault the first `.failed` state of `events` carries, within `seconds`.
   static func failure(of events: AsyncStream<StreamEvent>, within seconds: Double) async throws -> MediaFault {
     try await withDeadline(seconds, "the publication to fail") {

@@ -8,8 +8,9 @@ import Synchronization
 
 /// A local video track, and an audio track if given, published to a WHIP endpoint (RFC 9725), as
 /// OBS and browsers publish to an SFU or a media server: one WebRTC connection (GStreamer's
-/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACK and keyframe requests answered; the audio in
-/// Opus) set up with one HTTP exchange.
+/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, keyframe requests answered; the audio in Opus)
+/// set up with one HTTP exchange. No congestion control nor retransmission (NACK and RTX) yet:
+/// ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say so.
 ///
 ///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
 ///     let publication = try await WHIPPublication(publishing: camera, to: url, token: "secret")
@@ -36,6 +37,14 @@ public final class WHIPPublication: Sendable {
     public var packetsSent = 0
     /// The bytes of those packets, RTP headers included.
     public var bytesSent = 0
+    /// Whether the bitrate follows the path: false, as WHIP publications have no congestion
+    /// control yet (the encoders keep their bitrate), whatever
+    /// ``VideoPublishOptions/adaptiveBitrate`` asked.
+    public var adaptiveBitrate = false
+    /// How lost packets are recovered beyond keyframe requests (PLI and FIR, which are
+    /// answered): none, as WHIP publications offer no retransmission (NACK and RTX) nor FEC yet,
+    /// whatever ``VideoPublishOptions/lossRecovery`` asked.
+    public var lossRecovery: LossRecovery = []
     /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
     /// `closed` once the path or the endpoint went away (`failed` once the publication failed).
     public var connectionState: String

@@ -263,6 +263,7 @@ public final class Room: Sendable {
       let whip = try await WHIPPublication(
         video: (track, options.layers(for: size, toSFU: true)), audio: nil, codec: options.preferredCodec,
         to: endpoint, token: token, timeout: timeout)
+      Self.warnOfWhatWHIPLacks(options, track: track)
       return keep(LocalTrackPublication(whip: whip, track: track, media: .video(options.preferredCodec, whip.layers)))
     }
     let layers = options.layers(for: size)
@@ -271,6 +272,20 @@ public final class Room: Sendable {
         video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,
         port: port, adaptiveBitrate: options.adaptiveBitrate, srtp: key)
     }
+  }
+
+  /// Says, once for a WHIP publication of `track`, which of `options` it cannot honour: adaptive
+  /// bitrate and loss recovery beyond keyframe requests (its statistics say what is on).
+  private static func warnOfWhatWHIPLacks(_ options: VideoPublishOptions, track: LocalVideoTrack) {
+    var lacking: [String] = []
+    if options.adaptiveBitrate { lacking.append("adaptive bitrate") }
+    if options.lossRecovery.contains(.nack) { lacking.append("retransmission (NACK and RTX)") }
+    if options.lossRecovery.contains(.fec) { lacking.append("FEC") }
+    guard !lacking.isEmpty else { return }
+    RevueLog.log(
+      .warning, "WHIP",
+      "the WHIP publication of \(track.name) has no \(lacking.joined(separator: " nor ")) yet, though its options ask"
+        + " for it: a fixed bitrate, and keyframe requests only for loss")
   }
 
   /// Publishes an audio track (Opus) on the first free port pair, or in a WHIP session of its own.
