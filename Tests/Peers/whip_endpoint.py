@@ -5,10 +5,15 @@ receives, printing `frames N` (every 10 video frames) and `audio frames N` (ever
 frames, 20 ms each) on standard output, and ends a session on DELETE.
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
+                          [--close-after-30-frames] [--location-origin ORIGIN]
 
 --token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
 --malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
 candidates point nowhere (a port nothing listens on), its peer closed, so ICE never connects.
+--close-after-30-frames: the endpoint closes a session's peer connection on its own once it has
+decoded 30 video frames, printing `closed session S` (a DELETE of it is still answered).
+--location-origin: the session's URL (`Location`) is `ORIGIN/resource/S?sig=secret-S`, on another
+origin (where this endpoint is not: its DELETE goes there).
 Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
@@ -25,8 +30,9 @@ def say(line):
     print(line, flush=True)
 
 
-async def count_frames(track, session):
-    """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50)."""
+async def count_frames(track, session, close=None):
+    """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50);
+    calls `close` after 30 video frames when given."""
     frames, every, label = 0, (10 if track.kind == "video" else 50), ("frames" if track.kind == "video" else "audio frames")
     while True:
         try:
@@ -36,6 +42,9 @@ async def count_frames(track, session):
         frames += 1
         if frames % every == 0:
             say(f"{label} {frames} session {session}")
+        if close and track.kind == "video" and frames == 30:
+            await close()
+            return
 
 
 def main():
@@ -45,8 +54,16 @@ def main():
     parser.add_argument("--status", type=int)
     parser.add_argument("--malformed-answer", action="store_true")
     parser.add_argument("--unreachable", action="store_true")
+    parser.add_argument("--close-after-30-frames", action="store_true")
+    parser.add_argument("--location-origin")
     options = parser.parse_args()
     sessions = {}
+
+    def location(session):
+        """The session's URL: on this endpoint, or on another origin with a signature in its query."""
+        if options.location_origin:
+            return f"{options.location_origin}/resource/{session}?sig=secret-{session}"
+        return f"/resource/{session}"
 
     async def offer(request):
         if options.token and request.headers.get("Authorization") != f"Bearer {options.token}":
@@ -62,10 +79,16 @@ def main():
         pc = RTCPeerConnection()
         sessions[session] = pc
 
+        async def close():
+            # The endpoint drops the session on its own (DTLS close_notify, no more RTCP); it
+            # stays listed, so that the sender's DELETE still finds it.
+            await pc.close()
+            say(f"closed session {session}")
+
         @pc.on("track")
         def on_track(track):
             say(f"track {track.kind} session {session}")
-            asyncio.ensure_future(count_frames(track, session))
+            asyncio.ensure_future(count_frames(track, session, close if options.close_after_30_frames else None))
 
         @pc.on("connectionstatechange")
         async def on_state():
@@ -81,7 +104,7 @@ def main():
             await pc.close()
         say(f"answered session {session}")
         return web.Response(
-            status=201, text=answer, content_type="application/sdp", headers={"Location": f"/resource/{session}"}
+            status=201, text=answer, content_type="application/sdp", headers={"Location": location(session)}
         )
 
     async def delete(request):

@@ -11,16 +11,32 @@ import Testing
     let node = try Subprocess(
       RevueExecutableTests.executable,
       [
-        "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString,
-        "--duration", "4", "--json",
+        "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip",
+        url.absoluteString + "?sig=abc", "--duration", "4", "--json",
       ], environment: ["REVUE_WHIP_TOKEN": "s3cret"])
     try await endpoint.waitForOutput(containing: "frames 30", within: 30)
     let exit = try await node.exit(within: 30)
     #expect(exit.status == 0, "\(exit.error)")
     #expect(exit.output.contains("\"connectionState\":\"connected\""), "\(exit.output)")
     #expect(!exit.error.contains("s3cret"), "the token was printed: \(exit.error)")
+    #expect(!exit.error.contains("sig=abc") && exit.error.contains("/whip/camera?…"), "\(exit.error)")
     try await endpoint.waitForOutput(containing: "deleted session", within: 10)
     await endpoint.stop()
+  }
+
+  /// Issue 25: the endpoint killed mid-stream (no duration given) ends the node within 5 s and
+  /// a little, non-zero, its last line saying why.
+  @Test func streamExitsWhenTheEndpointDies() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    let node = try Subprocess(
+      RevueExecutableTests.executable,
+      ["stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString])
+    try await endpoint.waitForOutput(containing: "frames 30", within: 30)
+    await endpoint.stop()
+    let exit = try await node.exit(within: 8)
+    #expect(exit.status != 0, "\(exit.error)")
+    let last = exit.error.split(separator: "\n").last ?? ""
+    #expect(last.hasPrefix("revue: the WHIP session with ") && last.contains("stopped answering"), "\(exit.error)")
   }
 
   @Test func aRefusedTokenAndOptionsThatDoNotGoWithWebRTCAreSaid() async throws {

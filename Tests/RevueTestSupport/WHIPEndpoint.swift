@@ -7,7 +7,9 @@ import Testing
 /// `published room ROOM feed FEED`. Both print `deleted session` when a session is deleted.
 public enum WHIPEndpoint {
   /// Starts the endpoint with `options` (`--token T`, `--status CODE`, `--malformed-answer`,
-  /// `--unreachable`) on a free port of 127.0.0.1, within 20 s; returns it and the URL to publish to.
+  /// `--unreachable`, `--close-after-30-frames`, `--location-origin ORIGIN`) on a free port of
+  /// 127.0.0.1, within 20 s;
+  /// returns it and the URL to publish to.
   public static func start(_ options: [String] = []) async throws -> (endpoint: Subprocess, url: URL) {
     try await run("whip_endpoint.py", options, path: "/whip/camera")
   }
@@ -16,6 +18,15 @@ public enum WHIPEndpoint {
   /// plugin); returns it and the URL that publishes into `room`.
   public static func janusVideoRoom(_ janus: Janus, room: Int) async throws -> (endpoint: Subprocess, url: URL) {
     try await run("janus_whip.py", [janus.url.absoluteString], path: "/whip/\(room)")
+  }
+
+  /// Starts Tests/Peers/hostile_http.py in `mode` (`trickle`, `flood`, `record`, or `redirect`
+  /// with the URL to redirect to in `arguments`) on a free port of 127.0.0.1; returns it and the
+  /// URL to publish to.
+  public static func hostile(_ mode: String, _ arguments: [String] = []) async throws -> (
+    endpoint: Subprocess, url: URL
+  ) {
+    try await run("hostile_http.py", [mode] + arguments, path: "/whip/camera")
   }
 
   /// Waits until aiortc's endpoint has decoded 50 audio and 30 video frames.

@@ -99,6 +99,26 @@ public final class WebRTCBin: Sendable {
       element.rawPointer, "notify::\(property)", unsafeBitCast(callback, to: GCallback.self), box, release)
   }
 
+  /// Calls `handler` each time RTCP from the remote peer (reports, feedback) reaches
+  /// `webrtcbin`'s RTP session, once SRTCP authenticated and decrypted it (forged packets never
+  /// do), on one of webrtcbin's threads: whether the peer is still there, which the connection's
+  /// state does not say (`webrtcbin` checks no ICE consent, so a peer that vanished leaves it
+  /// `connected`). Call it once the connection is up, when the transports exist.
+  /// - Returns: the number of transports watched (0 when none exists yet).
+  @discardableResult
+  public func onRTCPReceived(_ handler: @escaping @Sendable () -> Void) -> Int {
+    // webrtcbin's rtpbin (named so) takes each transport's RTCP on a `recv_rtcp_sink_N` pad.
+    guard let rtpbin = element.element(named: "rtpbin") else { return 0 }
+    let inputs = rtpbin.pads.filter { $0.name.hasPrefix("recv_rtcp_sink_") }
+    for pad in inputs {
+      pad.addProbe([.buffer, .bufferList]) { _, _ in
+        handler()
+        return .ok
+      }
+    }
+    return inputs.count
+  }
+
   /// Returns once ICE gathering is complete (every local candidate is in
   /// ``localDescription``), or throws ``GStreamerError/timedOut(_:after:)`` after `timeout`.
   public func gatheringComplete(timeout: Duration) async throws(GStreamerError) {

@@ -193,14 +193,16 @@ public struct VideoPublishOptions: Sendable, Hashable {
   /// The column of seed 002's table the default encoding comes from.
   public var bitrateMode: BitrateMode
   /// How lost packets are recovered: retransmission (NACK and RTX) by default; add ``LossRecovery/fec``
-  /// for links whose round trip is long, or pass `[]` to send as plain RTP tools do.
+  /// for links whose round trip is long, or pass `[]` to send as plain RTP tools do. Not over
+  /// WHIP yet, which answers keyframe requests only (a warning says so when this asks for more).
   public var lossRecovery: LossRecovery
   /// Whether each stream's bitrate follows the path (congestion control): on by default. The
   /// sender reads the receiver's RTCP reports (loss, round-trip time) and lowers the encoder's
   /// bitrate when the path is congested, halving the frame rate when the bitrate falls very low
   /// for the size, then climbs back up to the encoding's ``VideoEncoding/maxBitrate`` as the
   /// path allows (docs/congestion-control.md). Off, the encoder keeps its bitrate whatever
-  /// the path does, and ``LocalTrackPublication/Statistics/targetBitrate`` is nil.
+  /// the path does, and ``LocalTrackPublication/Statistics/targetBitrate`` is nil. Not over WHIP
+  /// yet, whose bitrate is fixed (a warning says so when this is on).
   public var adaptiveBitrate: Bool
 
   /// Options with the defaults: VP8, one layer, the balanced bitrate for the track's size,

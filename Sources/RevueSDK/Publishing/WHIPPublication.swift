@@ -8,8 +8,9 @@ import Synchronization
 
 /// A local video track, and an audio track if given, published to a WHIP endpoint (RFC 9725), as
 /// OBS and browsers publish to an SFU or a media server: one WebRTC connection (GStreamer's
-/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACK and keyframe requests answered; the audio in
-/// Opus) set up with one HTTP exchange.
+/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, keyframe requests answered; the audio in Opus)
+/// set up with one HTTP exchange. No congestion control nor retransmission (NACK and RTX) yet:
+/// ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say so.
 ///
 ///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
 ///     let publication = try await WHIPPublication(publishing: camera, to: url, token: "secret")
@@ -36,8 +37,16 @@ public final class WHIPPublication: Sendable {
     public var packetsSent = 0
     /// The bytes of those packets, RTP headers included.
     public var bytesSent = 0
+    /// Whether the bitrate follows the path: false, as WHIP publications have no congestion
+    /// control yet (the encoders keep their bitrate), whatever
+    /// ``VideoPublishOptions/adaptiveBitrate`` asked.
+    public var adaptiveBitrate = false
+    /// How lost packets are recovered beyond keyframe requests (PLI and FIR, which are
+    /// answered): none, as WHIP publications offer no retransmission (NACK and RTX) nor FEC yet,
+    /// whatever ``VideoPublishOptions/lossRecovery`` asked.
+    public var lossRecovery: LossRecovery = []
     /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
-    /// `closed` once the path or the endpoint went away.
+    /// `closed` once the path or the endpoint went away (`failed` once the publication failed).
     public var connectionState: String
   }
 
@@ -69,11 +78,12 @@ public final class WHIPPublication: Sendable {
   ///     told apart by its RID, as browsers publish to an SFU. They are sent only if the
   ///     endpoint's answer takes them (an SFU's does); else the full size goes alone.
   ///     ``layers`` says what is sent.
-  ///   - timeout: how long each step may take: the first frame, the HTTP exchange, the
-  ///     connection (ICE and DTLS).
+  ///   - timeout: how long each step may take: the first frame, the HTTP exchange (in all,
+  ///     however slowly the endpoint sends), the connection (ICE and DTLS).
   /// - Throws: ``RevueError``: `.invalidInput` for a URL of another scheme; `.network` for an
-  ///   endpoint that cannot be reached or answers anything but `201` with an SDP answer, or a
-  ///   connection that does not come up within `timeout` (the session is then deleted);
+  ///   endpoint that cannot be reached, answers anything but `201` with an SDP answer, does not
+  ///   finish its answer within `timeout` or sends more than 256 KiB, or a connection that does
+  ///   not come up within `timeout` (the session is then deleted);
   ///   `.gstreamer` when the sender cannot start. Nothing is left running then.
   public convenience init(
     publishing track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to url: URL, token: String? = nil,
@@ -94,6 +104,7 @@ public final class WHIPPublication: Sendable {
     to url: URL, token: String?, timeout: Duration
   ) async throws(RevueError) {
     endpoint = try Self.httpURL(url)
+    try WHIPExchange.checkToken(token, for: endpoint)
     self.codec = codec
     let name = [video?.0.name, audio?.0.name].compactMap { $0 }.joined(separator: " and ")
     let status = StreamStatus(name: "the WHIP publication of \(name)")
@@ -102,9 +113,12 @@ public final class WHIPPublication: Sendable {
     do {
       let offer = try await session.offer(timeout: timeout)
       let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
-      session.resource.withLock { $0 = (resource, token) }
+      // No credentials across origins (as fetch): a session elsewhere is deleted without them.
+      let sameOrigin = WHIPExchange.origin(of: resource) == WHIPExchange.origin(of: endpoint)
+      session.resource.withLock { $0 = (resource, sameOrigin ? token : nil) }
       layers = try await session.connect(answer: answer, timeout: timeout)
       self.resource = resource
+      session.watchConnection()
     } catch {
       await session.end()
       throw error
@@ -117,10 +131,14 @@ public final class WHIPPublication: Sendable {
     Task { await session.end() }
   }
 
-  /// Whether the publication is sending, failed (and why), or was stopped.
+  /// Whether the publication is sending, failed (and why), or was stopped. It fails when its
+  /// pipeline does, and when the connection fails or the endpoint stops answering (no RTCP from
+  /// it for 3 s with video, 8 s for audio alone): the tracks are let go of and the session is
+  /// deleted then.
   public var state: StreamState { status.state }
 
-  /// The publication's changes from now on: faults of its pipeline and its end.
+  /// The publication's changes from now on: faults of its pipeline and of its connection, and
+  /// its end.
   public var events: AsyncStream<StreamEvent> { status.events }
 
   /// What the publication has done so far.
@@ -129,7 +147,7 @@ public final class WHIPPublication: Sendable {
     return Statistics(
       framesSent: session.feed.framesSent, framesEncoded: counted.framesEncoded, keyframes: counted.keyframes,
       audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packetsSent, bytesSent: counted.bytesSent,
-      connectionState: session.webrtc.connectionState)
+      connectionState: { if case .failed = state { "failed" } else { session.webrtc.connectionState } }())
   }
 
   /// What the encoders and payloaders made, as an RTP publication counts it.
@@ -150,13 +168,26 @@ public final class WHIPPublication: Sendable {
     return deletion.map { resource, token in Task { await WHIPExchange.delete(resource, token: token) } }
   }
 
+  /// `url` as messages show it: its scheme, host, port and path, without user info, and `?…`
+  /// for a query or fragment (which may hold a key or a signature).
+  public static func redacted(_ url: URL) -> String {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(a URL)" }
+    let hidden = components.percentEncodedQuery != nil || components.percentEncodedFragment != nil
+    components.user = nil
+    components.password = nil
+    components.query = nil
+    components.fragment = nil
+    return (components.string ?? "(a URL)") + (hidden ? "?…" : "")
+  }
+
   /// `http(s)://…` for `whip+http(s)://…` and `http(s)://…`.
   static func httpURL(_ url: URL) throws(RevueError) -> URL {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = url.scheme,
       ["whip+https", "whip+http", "https", "http"].contains(scheme), url.host?.isEmpty == false
     else {
       throw RevueError(
-        .invalidInput, "cannot publish to '\(url)': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)")
+        .invalidInput,
+        "cannot publish to '\(redacted(url))': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)")
     }
     components.scheme = scheme.replacingOccurrences(of: "whip+", with: "")
     return components.url!
@@ -174,6 +205,11 @@ public final class WHIPPublication: Sendable {
     let counters = Locked(RTPSender.Counters())
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
+    /// Whether the session was closed (stopped, or ended by a fault).
+    private let closed = Atomic(false)
+    /// When the endpoint's RTCP last arrived (the connection's start before the first), and
+    /// the longest wait between two of its packets so far.
+    private let rtcp = Mutex<(last: ContinuousClock.Instant, longestGap: Duration)>((.now, .zero))
     /// Where the offer's caps are known: the payloaders' outputs, video first (the full size's).
     private let payloaderOutputs: [(kind: String, pad: Pad)]
     /// The video layers, the full size first; none without video.
@@ -188,7 +224,13 @@ public final class WHIPPublication: Sendable {
     ) throws(RevueError) {
       track = video?.0
       self.audio = audio?.0
-      pipeline = MediaPipeline(name: "whip-sender") { fault in status.report(fault) }
+      // A fault that ends the publication (the pipeline's, or the connection's: see
+      // watchConnection()) lets go of the tracks and deletes the endpoint's session.
+      let ended = Relay<Session>()
+      pipeline = MediaPipeline(name: "whip-sender") { fault in
+        guard status.report(fault), let session = ended.target else { return }
+        Task { await session.end() }
+      }
       var outputs: [(String, Pad)] = []
       var simulcast: (rids: [String], sender: Bin, mids: [Element])?
       do {
@@ -251,6 +293,7 @@ public final class WHIPPublication: Sendable {
       layers = video?.1 ?? []
       track?.add(videoRenderer: feed)
       audio?.0.add(audioRenderer: audioFeed)
+      ended.target = self
     }
 
     /// The simulcast sender: `source` split into one branch per layer (the full size first),
@@ -377,8 +420,58 @@ public final class WHIPPublication: Sendable {
       return sent
     }
 
+    /// How long the endpoint may send no RTCP before the session counts as failed, at least:
+    /// 3 s with video, which receivers report on every second or so (libwebrtc, Janus, aiortc);
+    /// 8 s for audio alone, which libwebrtc and mediasoup report on every 5 s (RFC 3550's
+    /// interval, randomised to 2.5–7.5 s). Twice the longest wait seen between two of its
+    /// packets when that is longer.
+    private var rtcpSilence: Duration { track == nil ? .seconds(8) : .seconds(3) }
+
+    /// Watches the connection once it is up, until the session closes: a connection that
+    /// fails or closes, or an endpoint whose RTCP stops (`webrtcbin` checks no ICE consent,
+    /// so an endpoint that vanished or dropped the session leaves the connection `connected`),
+    /// ends the publication as a fault of `webrtcbin`: with video, within 3.25 s of the
+    /// endpoint's last RTCP (or of the connection, before its first).
+    func watchConnection() {
+      // Weakly: webrtcbin holds the handlers.
+      webrtc.onStateChange("connection-state") { [weak self] state in
+        if state == "failed" || state == "closed" { self?.fail("the WebRTC connection to the WHIP endpoint \(state)") }
+      }
+      rtcp.withLock { $0.last = .now }
+      let watched = webrtc.onRTCPReceived { [weak self] in
+        let now = ContinuousClock.now
+        self?.rtcp.withLock { rtcp in
+          rtcp.longestGap = max(rtcp.longestGap, now - rtcp.last)
+          rtcp.last = now
+        }
+      }
+      guard watched > 0 else {
+        RevueLog.log(.warning, "WHIP", "the endpoint's RTCP cannot be watched: a vanished endpoint goes unnoticed")
+        return
+      }
+      Task { [weak self] in
+        while let session = self, !session.closed.load(ordering: .relaxed) {
+          let (last, gap) = session.rtcp.withLock { ($0.last, $0.longestGap) }
+          let silence = ContinuousClock.now - last
+          if silence > max(session.rtcpSilence, gap * 2) {
+            let seconds = String(format: "%.1f", Double(silence / .milliseconds(1)) / 1000)
+            session.fail("the WHIP endpoint stopped answering: no RTCP from it for \(seconds) s")
+            return
+          }
+          try? await Task.sleep(for: .milliseconds(250))
+        }
+      }
+    }
+
+    /// Ends the publication with `reason` as an error of `webrtcbin`, unless it was closed: the
+    /// pipeline's owner reports it and stops the pipeline, and the session ends.
+    private func fail(_ reason: String) {
+      if !closed.load(ordering: .relaxed) { webrtc.element.postError(reason) }
+    }
+
     /// Stops sending; returns the endpoint's session to delete and its token, the first time.
     func close() -> (URL, String?)? {
+      closed.store(true, ordering: .relaxed)
       track?.remove(videoRenderer: feed)
       audio?.remove(audioRenderer: audioFeed)
       feed.attach(nil)
@@ -411,24 +504,56 @@ enum WHIPExchange {
     request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
     request.httpBody = Data(offer.utf8)
-    let (body, response) = try await send(request, "POST the offer to \(endpoint)")
+    let shown = WHIPPublication.redacted(endpoint)
+    let (body, response) = try await send(request, "POST the offer to \(shown)", within: timeout)
     let text = String(decoding: body, as: UTF8.self)
+    // What the endpoint said, on one line, without the token should it echo it.
+    var quoted = text.prefix(200).split(whereSeparator: \.isNewline).joined(separator: " ")
+    if let token, !token.isEmpty { quoted = quoted.replacingOccurrences(of: token, with: "…") }
     guard response.statusCode == 201 else {
       throw RevueError(
         .network,
-        "the WHIP endpoint \(endpoint) answered \(response.statusCode)"
-          + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(text.prefix(200))")
+        "the WHIP endpoint \(shown) answered \(response.statusCode)"
+          + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(quoted)")
     }
     guard text.hasPrefix("v=0") else {
-      throw RevueError(
-        .network, "the WHIP endpoint \(endpoint) answered 201 without an SDP answer: \(text.prefix(200))")
+      throw RevueError(.network, "the WHIP endpoint \(shown) answered 201 without an SDP answer: \(quoted)")
     }
     guard let location = response.value(forHTTPHeaderField: "Location"),
       let resource = URL(string: location, relativeTo: endpoint)?.absoluteURL
     else {
-      throw RevueError(.network, "the WHIP endpoint \(endpoint) answered 201 without a Location")
+      throw RevueError(.network, "the WHIP endpoint \(shown) answered 201 without a Location")
     }
     return (text, resource)
+  }
+
+  /// Refuses to send `token` over plain `http://` to another machine: only `https://`, or
+  /// `http://` to this one (`localhost`, `127.0.0.0/8`, `::1`, as browsers take for secure).
+  /// - Throws: ``RevueError`` (`.invalidInput`), before anything is sent.
+  static func checkToken(_ token: String?, for endpoint: URL) throws(RevueError) {
+    guard token != nil, endpoint.scheme == "http" || endpoint.scheme == "whip+http" else { return }
+    let host = (endpoint.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+    guard !isLoopback(host) else { return }
+    throw RevueError(
+      .invalidInput,
+      "the WHIP token is not sent over plain http to \(host): use whip+https:// (plain http only to this machine)")
+  }
+
+  /// Whether `host` names this machine: `localhost`, an address of `127.0.0.0/8`, or `::1`.
+  private static func isLoopback(_ host: String) -> Bool {
+    var ipv4 = in_addr()
+    var ipv6 = in6_addr()
+    if host == "localhost" { return true }
+    if inet_pton(AF_INET, host, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+    guard inet_pton(AF_INET6, host, &ipv6) == 1 else { return false }
+    return withUnsafeBytes(of: ipv6) { Array($0) } == [UInt8](repeating: 0, count: 15) + [1]
+  }
+
+  /// A URL's origin (RFC 6454): its scheme, host and port, the scheme's default port if none.
+  static func origin(of url: URL) -> String {
+    let scheme = (url.scheme ?? "").replacingOccurrences(of: "whip+", with: "").lowercased()
+    let port = url.port ?? (scheme == "https" ? 443 : 80)
+    return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
   }
 
   /// DELETEs the session at `resource`; a failure is logged (the endpoint ends it on its own
@@ -437,28 +562,136 @@ enum WHIPExchange {
     var request = URLRequest(url: resource, timeoutInterval: 5)
     request.httpMethod = "DELETE"
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    let shown = WHIPPublication.redacted(resource)
     do {
-      let (_, response) = try await send(request, "DELETE \(resource)")
+      let (_, response) = try await send(request, "DELETE \(shown)", within: .seconds(5))
       if !(200..<300).contains(response.statusCode) {
-        RevueLog.log(.warning, "WHIP", "DELETE \(resource) answered \(response.statusCode)")
+        RevueLog.log(.warning, "WHIP", "DELETE \(shown) answered \(response.statusCode)")
       }
     } catch {
       RevueLog.log(.warning, "WHIP", "\(error)")
     }
   }
 
-  private static func send(_ request: URLRequest, _ what: String) async throws(RevueError) -> (Data, HTTPURLResponse) {
-    let result = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<(Data, HTTPURLResponse), RevueError>, Never>) in
-      URLSession.shared.dataTask(with: request) { data, response, error in
-        if let response = response as? HTTPURLResponse {
-          continuation.resume(returning: .success((data ?? Data(), response)))
-        } else {
-          let reason = error.map { "\($0.localizedDescription)" } ?? "no HTTP response"
-          continuation.resume(returning: .failure(RevueError(.network, "cannot \(what): \(reason)")))
-        }
-      }.resume()
+  /// The most a reply's body may hold: an SDP answer is a few KiB.
+  static let maxBody = 256 * 1024
+
+  /// Sends `request` and returns the reply, its body whole, within `deadline` in all (the
+  /// request's own timeout is only the longest wait for the next bytes); nothing goes on after.
+  /// - Throws: ``RevueError`` (`.network`) saying `cannot <what>`: no reply, no complete reply
+  ///   within `deadline`, or a body over ``maxBody``.
+  private static func send(_ request: URLRequest, _ what: String, within deadline: Duration) async throws(RevueError)
+    -> (Data, HTTPURLResponse)
+  {
+    let transfer = Transfer(limit: maxBody)
+    let session = URLSession(configuration: .ephemeral, delegate: transfer, delegateQueue: nil)
+    defer { session.invalidateAndCancel() }
+    let task = session.dataTask(with: request)
+    let timer = Task {
+      try await Task.sleep(for: deadline)
+      transfer.finish(.failure("no complete reply within \(deadline)"))
+      task.cancel()
     }
-    return try result.get()
+    defer { timer.cancel() }
+    let result = await transfer.result { task.resume() }
+    task.cancel()
+    switch result {
+    case .success(let reply): return reply
+    case .failure(let reason): throw RevueError(.network, "cannot \(what): \(reason.text)")
+    }
+  }
+
+  /// One request's reply, gathered by its session's delegate up to a size, and its end: the
+  /// first of the reply, a failure, or the deadline.
+  private final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Safety (@unchecked): NSObject is not Sendable; the state is under the lock.
+    struct Failure: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
+      var text: String
+      init(stringLiteral text: String) { self.text = text }
+      init(_ text: String) { self.text = text }
+    }
+
+    private struct State {
+      var body = Data()
+      var response: HTTPURLResponse?
+      var outcome: Result<(Data, HTTPURLResponse), Failure>?
+      var waiter: CheckedContinuation<Result<(Data, HTTPURLResponse), Failure>, Never>?
+    }
+
+    private let state = Mutex(State())
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Runs `start` and waits for the outcome.
+    func result(_ start: () -> Void) async -> Result<(Data, HTTPURLResponse), Failure> {
+      await withCheckedContinuation { continuation in
+        let ready = state.withLock { state in
+          if state.outcome == nil { state.waiter = continuation }
+          return state.outcome
+        }
+        if let ready { continuation.resume(returning: ready) } else { start() }
+      }
+    }
+
+    /// Settles the outcome, once.
+    func finish(_ outcome: Result<(Data, HTTPURLResponse), Failure>) {
+      let waiter = state.withLock { state -> CheckedContinuation<Result<(Data, HTTPURLResponse), Failure>, Never>? in
+        guard state.outcome == nil else { return nil }
+        state.outcome = outcome
+        defer { state.waiter = nil }
+        return state.waiter
+      }
+      waiter?.resume(returning: outcome)
+    }
+
+    private var tooBig: Failure { Failure("the reply is over \(limit / 1024) KiB (an SDP answer is a few KiB)") }
+
+    func urlSession(
+      _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+      completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+      guard response.expectedContentLength <= Int64(limit) else {
+        finish(.failure(tooBig))
+        return completionHandler(.cancel)
+      }
+      state.withLock { $0.response = response as? HTTPURLResponse }
+      completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+      // Once settled, the rest is dropped: the waiter cancels the task, and libcurl reads on
+      // until the cancel comes through (cancelling from here, the delegate queue, held it up).
+      let over = state.withLock { state in
+        guard state.outcome == nil else { return false }
+        state.body.append(data.prefix(limit + 1 - state.body.count))
+        return state.body.count > limit
+      }
+      if over { finish(.failure(tooBig)) }
+    }
+
+    /// A redirect to another origin goes without the token, as fetch drops `Authorization`
+    /// there (and as the session's DELETE goes).
+    func urlSession(
+      _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+      newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+      var next = request
+      if let from = task.originalRequest?.url, let to = request.url,
+        WHIPExchange.origin(of: from) != WHIPExchange.origin(of: to)
+      {
+        next.setValue(nil, forHTTPHeaderField: "Authorization")
+      }
+      completionHandler(next)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+      let (body, response) = state.withLock { ($0.body, $0.response ?? task.response as? HTTPURLResponse) }
+      if let response, error == nil {
+        finish(.success((body, response)))
+      } else {
+        finish(.failure(Failure(error.map { $0.localizedDescription } ?? "no HTTP response")))
+      }
+    }
   }
 }

@@ -74,6 +74,7 @@ public final class Room: Sendable {
     let shown = SRTPKey.redacting(url)
     if url.scheme == "whip+https" || url.scheme == "whip+http" {
       let endpoint = try WHIPPublication.httpURL(url)
+      try WHIPExchange.checkToken(options.token, for: endpoint)
       state.withLock { $0.destination = .whip(endpoint: endpoint, token: options.token, timeout: options.timeout) }
       return
     }
@@ -243,8 +244,10 @@ public final class Room: Sendable {
   /// The senders received, by the key their stream was opened with.
   public var remoteParticipants: [String: RemoteParticipant] { remotes.withLock { $0 } }
 
-  /// Stops receiving every stream.
+  /// Stops receiving every stream and every publication, and forgets the destination: its SRTP
+  /// key and WHIP token with it (publishing again needs a new ``connect(to:options:)``).
   public func disconnect() async {
+    state.withLock { $0.destination = nil }
     let all = remotes.withLock { remotes in
       defer { remotes.removeAll() }
       return Array(remotes.values)
@@ -266,6 +269,7 @@ public final class Room: Sendable {
       let whip = try await WHIPPublication(
         video: (track, options.layers(for: size, toSFU: true)), audio: nil, codec: options.preferredCodec,
         to: endpoint, token: token, timeout: timeout)
+      Self.warnOfWhatWHIPLacks(options, track: track)
       return keep(LocalTrackPublication(whip: whip, track: track, media: .video(options.preferredCodec, whip.layers)))
     }
     let layers = options.layers(for: size)
@@ -274,6 +278,20 @@ public final class Room: Sendable {
         video: track, codec: options.preferredCodec, layers: layers, recovery: options.lossRecovery, host: host,
         port: port, adaptiveBitrate: options.adaptiveBitrate, srtp: key)
     }
+  }
+
+  /// Says, once for a WHIP publication of `track`, which of `options` it cannot honour: adaptive
+  /// bitrate and loss recovery beyond keyframe requests (its statistics say what is on).
+  private static func warnOfWhatWHIPLacks(_ options: VideoPublishOptions, track: LocalVideoTrack) {
+    var lacking: [String] = []
+    if options.adaptiveBitrate { lacking.append("adaptive bitrate") }
+    if options.lossRecovery.contains(.nack) { lacking.append("retransmission (NACK and RTX)") }
+    if options.lossRecovery.contains(.fec) { lacking.append("FEC") }
+    guard !lacking.isEmpty else { return }
+    RevueLog.log(
+      .warning, "WHIP",
+      "the WHIP publication of \(track.name) has no \(lacking.joined(separator: " nor ")) yet, though its options ask"
+        + " for it: a fixed bitrate, and keyframe requests only for loss")
   }
 
   /// Publishes an audio track (Opus) on the first free port pair, or in a WHIP session of its own.
@@ -293,7 +311,7 @@ public final class Room: Sendable {
   }
 
   /// Where publications go now.
-  private var destination: Destination? { state.withLock { $0.destination } }
+  var destination: Destination? { state.withLock { $0.destination } }
 
   /// Keeps a publication made elsewhere.
   private func keep(_ publication: LocalTrackPublication) -> LocalTrackPublication {

@@ -210,13 +210,14 @@ struct StreamCommand {
     FileHandle.standardError.write(
       Data(
         ("revue: streaming \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps over WebRTC to"
-          + " \(publication.endpoint) (session \(publication.resource))"
+          + " \(WHIPPublication.redacted(publication.endpoint)) (session \(WHIPPublication.redacted(publication.resource)))"
           + (publication.layers.count > 1
             ? ", in simulcast layers \(publication.layers.map { "\($0.dimensions)" }.joined(separator: ", "))" : "")
           + "\n").utf8))
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
-    let ended = { @Sendable in ["failed", "closed"].contains(publication.statistics.connectionState) }
+    // The publication fails when the connection fails or the endpoint stops answering.
+    let ended = { @Sendable () -> Bool in if case .failed = publication.state { true } else { false } }
     await RunLoopControl.run(duration: options.duration, done: ended) {
       let stats = publication.statistics
       let fps = lastFrames.advance(to: stats.framesSent)
@@ -234,8 +235,9 @@ struct StreamCommand {
       Data(
         "revue: sent \(final.framesSent) frames\(audio) over WebRTC; the connection was \(final.connectionState)\n".utf8
       ))
-    if ended() {
-      throw RevueError(.network, "the WebRTC connection to \(publication.endpoint) \(final.connectionState)")
+    if case .failed(let fault) = publication.state {
+      throw RevueError(
+        .network, "the WHIP session with \(WHIPPublication.redacted(publication.endpoint)) failed: \(fault.message)")
     }
   }
 
