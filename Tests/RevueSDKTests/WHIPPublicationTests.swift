@@ -158,6 +158,7 @@ import Testing
       let track = try await Self.camera(devices[0])
       let room = Room()
       try await room.connect(to: url)
+      let roomEvents = room.events
       let publication = try await #require(room.localParticipant).publish(videoTrack: track)
       let events = publication.events
       try await endpoint.waitForOutput(containing: "closed session", within: 20)
@@ -165,6 +166,12 @@ import Testing
       let fault = try await Self.failure(of: events, within: 5)
       print("the closed session's publication failed after \(ContinuousClock.now - closed): \(fault)")
       #expect(room.publications.first?.state == .failed(fault))
+      // The room says it too.
+      let said = try await withDeadline(5, "the room's event of the failure") { () -> (String, StreamState)? in
+        for await case .publication(let sid, .state(let state)) in roomEvents { return (sid, state) }
+        return nil
+      }
+      #expect(said?.0 == publication.sid && said?.1 == .failed(fault), "\(String(describing: said))")
       try await endpoint.waitForOutput(containing: "deleted session", within: 10)
       await room.disconnect()
       try await track.capturer?.stopCapture()

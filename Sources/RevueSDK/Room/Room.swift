@@ -42,6 +42,19 @@ public final class Room: Sendable {
   }
 
   private let state = Mutex<(destination: Destination?, publications: [LocalTrackPublication])>((nil, []))
+  private let broadcast = Broadcast<Event>()
+
+  /// What happened to the room's publications.
+  public enum Event: Sendable, Hashable {
+    /// The publication of this ``LocalTrackPublication/sid`` changed state or had a fault (an
+    /// encoder that fails, a WHIP session its endpoint dropped): its own ``LocalTrackPublication/events``,
+    /// for code that watches the room rather than each publication.
+    case publication(sid: String, StreamEvent)
+  }
+
+  /// The events of every publication the room makes from now on, until each stops or fails; the
+  /// latest 64 wait for a consumer that is behind.
+  public var events: AsyncStream<Event> { broadcast.subscribe(bufferingPolicy: .bufferingNewest(64)) }
   private let statisticsFlag = Atomic(true)
 
   /// Seed 000's switch for the statistics of every track, on by default. Revue's statistics
@@ -316,16 +329,31 @@ public final class Room: Sendable {
   /// Keeps a publication made elsewhere.
   private func keep(_ publication: LocalTrackPublication) -> LocalTrackPublication {
     state.withLock { $0.publications.append(publication) }
+    follow(publication)
     return publication
   }
 
+  /// Passes the events of `publication` on as the room's, until it stops or fails.
+  private func follow(_ publication: LocalTrackPublication) {
+    let events = publication.events
+    let (sid, broadcast) = (publication.sid, broadcast)
+    // A publication that ended before it was followed says so once.
+    if publication.state != .running { return broadcast.send(.publication(sid: sid, .state(publication.state))) }
+    Task {
+      for await event in events {
+        broadcast.send(.publication(sid: sid, event))
+        if case .state = event { return }
+      }
+    }
+  }
+
   /// Makes a publication on the first `pairs` consecutive port pairs from the destination's port
-  /// that no publication uses, and keeps it.
+  /// that no publication uses, keeps it and follows its events.
   private func add(
     pairs: Int, _ make: (_ host: String, _ port: Int, _ key: SRTPKey?) throws(RevueError) -> LocalTrackPublication
   ) throws(RevueError) -> LocalTrackPublication {
     // Under the lock, so that two publications made at once never take the same ports.
-    try state.withLock { state throws(RevueError) in
+    let publication = try state.withLock { state throws(RevueError) in
       guard case .rtp(let address, let first, let key) = state.destination else {
         throw RevueError(.invalidState, "connect the room first: room.connect(to: URL(string: \"rtp://HOST:PORT\")!)")
       }
@@ -339,6 +367,8 @@ public final class Room: Sendable {
       state.publications.append(publication)
       return publication
     }
+    follow(publication)
+    return publication
   }
 
   /// Stops a publication at once; returns, for a WHIP publication, the task that tells the
