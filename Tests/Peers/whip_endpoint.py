@@ -5,7 +5,7 @@ receives, printing `frames N` (every 10 video frames) and `audio frames N` (ever
 frames, 20 ms each) on standard output, and ends a session on DELETE.
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
-                          [--close-after-30-frames] [--location-origin ORIGIN]
+                          [--close-after-30-frames] [--location-origin ORIGIN] [--drop-percent P]
 
 --token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
 --malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
@@ -14,6 +14,10 @@ candidates point nowhere (a port nothing listens on), its peer closed, so ICE ne
 decoded 30 video frames, printing `closed session S` (a DELETE of it is still answered).
 --location-origin: the session's URL (`Location`) is `ORIGIN/resource/S?sig=secret-S`, on another
 origin (where this endpoint is not: its DELETE goes there).
+--drop-percent: aiortc's receivers drop P% of the video packets that arrive (seeded), as a lossy
+path would, before anything reads them: aiortc asks for them again (RTCP NACK) and takes the
+retransmissions (RTX) the offer announces; it prints `lost N nacked M retransmitted R` with the
+frame counts (packets dropped, packets it asked for, retransmissions that came).
 Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
@@ -22,8 +26,38 @@ import re
 import sys
 import uuid
 
+import random
+
 from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
+from aiortc import rtcrtpreceiver
+from aiortc.codecs import is_rtx
+
+LOSS = {"lost": 0, "nacked": 0, "retransmitted": 0}
+
+
+def lose(percent):
+    """Makes aiortc's receivers drop `percent` of the video packets that arrive, and count the
+    NACKs they send and the retransmissions that come (aiortc 1.4's private receiver methods)."""
+    chance = random.Random(25)
+    handle, nack = rtcrtpreceiver.RTCRtpReceiver._handle_rtp_packet, rtcrtpreceiver.RTCRtpReceiver._send_rtcp_nack
+
+    async def lossy(self, packet, arrival_time_ms):
+        codec = self._RTCRtpReceiver__codecs.get(packet.payload_type)
+        if self._RTCRtpReceiver__kind == "video" and codec is not None:
+            if is_rtx(codec):
+                LOSS["retransmitted"] += 1
+            elif chance.random() * 100 < percent:
+                LOSS["lost"] += 1
+                return
+        await handle(self, packet, arrival_time_ms)
+
+    async def counted(self, media_ssrc, lost):
+        LOSS["nacked"] += len(lost)
+        await nack(self, media_ssrc, lost)
+
+    rtcrtpreceiver.RTCRtpReceiver._handle_rtp_packet = lossy
+    rtcrtpreceiver.RTCRtpReceiver._send_rtcp_nack = counted
 
 
 def say(line):
@@ -41,7 +75,8 @@ async def count_frames(track, session, close=None):
             return
         frames += 1
         if frames % every == 0:
-            say(f"{label} {frames} session {session}")
+            losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
+            say(f"{label} {frames} session {session}" + (losses if track.kind == "video" else ""))
         if close and track.kind == "video" and frames == 30:
             await close()
             return
@@ -56,7 +91,10 @@ def main():
     parser.add_argument("--unreachable", action="store_true")
     parser.add_argument("--close-after-30-frames", action="store_true")
     parser.add_argument("--location-origin")
+    parser.add_argument("--drop-percent", type=float)
     options = parser.parse_args()
+    if options.drop_percent:
+        lose(options.drop_percent)
     sessions = {}
 
     def location(session):

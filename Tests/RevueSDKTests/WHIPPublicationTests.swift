@@ -62,6 +62,28 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 25: the NACKs the offer announces are answered. aiortc drops 5% of the video packets
+  /// that reach it, as a lossy path would, and asks for them again: retransmissions (RTX, in
+  /// the offer with its SSRC group) come back for them. Before, `webrtcbin` offered NACK and
+  /// never answered one: 0 retransmissions.
+  @Test func theNACKsOfferedAreAnsweredWithRetransmissions() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--drop-percent", "5"])
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let publication = try await WHIPPublication(publishing: track, to: url)
+      let output = try await endpoint.waitForOutput(containing: "frames 150 ", within: 30)
+      let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("frames 150 ") })
+      let words = line.split(separator: " ")
+      func count(_ name: String) -> Int { words.firstIndex(of: Substring(name)).flatMap { Int(words[$0 + 1]) } ?? -1 }
+      print("WHIP with 5% of the video dropped at aiortc: \(line)")
+      #expect(count("lost") > 0 && count("nacked") >= count("lost") / 2, "\(line)")
+      #expect(count("retransmitted") >= count("lost") / 2, "\(line)")
+      await publication.stop()
+      try await track.capturer?.stopCapture()
+    }
+    await endpoint.stop()
+  }
+
   /// The camera and a microphone in one connection: aiortc decodes both.
   @Test func videoAndAudioTogether() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start()
@@ -340,10 +362,10 @@ import Testing
     await endpoint.stop()
   }
 
-  /// Issue 25: a room over WHIP claims no adaptive bitrate nor loss recovery it cannot honour:
-  /// the statistics say a fixed bitrate and keyframe requests only, and one warning per
-  /// publication whose options ask for them (the defaults do) says so; none when they do not.
-  @Test func aWHIPRoomClaimsNoAdaptiveBitrateNorLossRecovery() async throws {
+  /// Issue 25: a room over WHIP claims no adaptive bitrate nor FEC it cannot honour: the
+  /// statistics say a fixed bitrate and retransmission only, and one warning per publication
+  /// whose options ask for them (the default's adaptive bitrate) says so; none when they do not.
+  @Test func aWHIPRoomClaimsNoAdaptiveBitrateNorFEC() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start()
     let warnings = RevueLog.entries(from: .warning)
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
@@ -358,7 +380,7 @@ import Testing
         let statistics = publication.statistics
         #expect(statistics.targetBitrate == nil && statistics.packetsRetransmitted == nil, "\(statistics)")
         guard case .whip(let whip) = publication.transport else { throw DeadlineExceeded("not a WHIP publication") }
-        #expect(!whip.statistics.adaptiveBitrate && whip.statistics.lossRecovery.isEmpty)
+        #expect(!whip.statistics.adaptiveBitrate && whip.statistics.lossRecovery == .nack)
       }
       await participant.unpublish(publication: asking)
       let plain = try await participant.publish(
@@ -376,7 +398,7 @@ import Testing
       return said
     }
     #expect(said.count == 1, "\(said)")
-    #expect(said.first?.contains("adaptive bitrate nor retransmission (NACK and RTX) nor FEC") == true, "\(said)")
+    #expect(said.first?.contains("adaptive bitrate nor FEC") == true, "\(said)")
     await endpoint.stop()
   }
 

@@ -8,9 +8,9 @@ import Synchronization
 
 /// A local video track, and an audio track if given, published to a WHIP endpoint (RFC 9725), as
 /// OBS and browsers publish to an SFU or a media server: one WebRTC connection (GStreamer's
-/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, keyframe requests answered; the audio in Opus)
-/// set up with one HTTP exchange. No congestion control nor retransmission (NACK and RTX) yet:
-/// ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say so.
+/// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACKs answered with retransmissions (RTX),
+/// keyframe requests answered; the audio in Opus) set up with one HTTP exchange. No congestion
+/// control nor FEC yet: ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say so.
 ///
 ///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
 ///     let publication = try await WHIPPublication(publishing: camera, to: url, token: "secret")
@@ -41,9 +41,9 @@ public final class WHIPPublication: Sendable {
     /// control yet (the encoders keep their bitrate), whatever
     /// ``VideoPublishOptions/adaptiveBitrate`` asked.
     public var adaptiveBitrate = false
-    /// How lost packets are recovered beyond keyframe requests (PLI and FIR, which are
-    /// answered): none, as WHIP publications offer no retransmission (NACK and RTX) nor FEC yet,
-    /// whatever ``VideoPublishOptions/lossRecovery`` asked.
+    /// How lost video packets are recovered beyond keyframe requests (PLI and FIR, which are
+    /// answered): retransmission (NACK answered with RTX, which the offer announces), no FEC
+    /// yet, whatever ``VideoPublishOptions/lossRecovery`` asked; none without video.
     public var lossRecovery: LossRecovery = []
     /// The WebRTC connection's state: `connected` while it sends; `disconnected`, `failed` or
     /// `closed` once the path or the endpoint went away (`failed` once the publication failed).
@@ -147,6 +147,7 @@ public final class WHIPPublication: Sendable {
     return Statistics(
       framesSent: session.feed.framesSent, framesEncoded: counted.framesEncoded, keyframes: counted.keyframes,
       audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packetsSent, bytesSent: counted.bytesSent,
+      lossRecovery: session.track == nil ? [] : .nack,
       connectionState: { if case .failed = state { "failed" } else { session.webrtc.connectionState } }())
   }
 
@@ -237,6 +238,7 @@ public final class WHIPPublication: Sendable {
         webrtc = try WebRTCBin(name: "webrtc")
         try pipeline.pipeline.add(webrtc.element)
         if let (_, layers) = video {
+          var videoSender: Bin?
           // Feedback the encoder answers, announced in the offer from the caps.
           let rtp =
             "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
@@ -250,6 +252,7 @@ public final class WHIPPublication: Sendable {
               to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
             outputs.append(("video", output))
             RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
+            videoSender = sender
           } else {
             let rids = SimulcastSDP.rids(count: layers.count)
             let (sender, _) = try Self.addSender(
@@ -271,7 +274,11 @@ public final class WHIPPublication: Sendable {
             outputs.append(("video", full))
             RTPSender.countFrames(leaving: sender.element(named: "encoder0"), in: counters)
             simulcast = (rids, sender, mids)
+            videoSender = sender
           }
+          // The NACKs offered are answered: webrtcbin offers RTX (RFC 4588, an SSRC group) and
+          // resends what a receiver asks for from the packets it sent.
+          try videoSender?.staticPad("src")?.peer?.set("do-nack", ofObjectIn: "transceiver", to: true)
         }
         if let (_, encoding) = audio {
           let opus =

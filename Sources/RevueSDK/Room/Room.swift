@@ -294,17 +294,16 @@ public final class Room: Sendable {
   }
 
   /// Says, once for a WHIP publication of `track`, which of `options` it cannot honour: adaptive
-  /// bitrate and loss recovery beyond keyframe requests (its statistics say what is on).
+  /// bitrate and FEC (its statistics say what is on).
   private static func warnOfWhatWHIPLacks(_ options: VideoPublishOptions, track: LocalVideoTrack) {
     var lacking: [String] = []
     if options.adaptiveBitrate { lacking.append("adaptive bitrate") }
-    if options.lossRecovery.contains(.nack) { lacking.append("retransmission (NACK and RTX)") }
     if options.lossRecovery.contains(.fec) { lacking.append("FEC") }
     guard !lacking.isEmpty else { return }
     RevueLog.log(
       .warning, "WHIP",
       "the WHIP publication of \(track.name) has no \(lacking.joined(separator: " nor ")) yet, though its options ask"
-        + " for it: a fixed bitrate, and keyframe requests only for loss")
+        + " for it: a fixed bitrate, and retransmissions and keyframe requests for loss")
   }
 
   /// Publishes an audio track (Opus) on the first free port pair, or in a WHIP session of its own.
