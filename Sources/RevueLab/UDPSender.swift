@@ -10,20 +10,22 @@ import RevueSDK
 public final class UDPSender: Sendable {
   private let descriptor: Int32
 
-  /// A socket bound to `source` on an ephemeral port.
+  /// A socket bound to `source`'s `port` (an ephemeral one by default).
   /// - Throws: ``RevueError`` when the socket cannot be opened or `source` is not an IPv4
   ///   address of this machine.
-  public init(from source: String = "0.0.0.0") throws(RevueError) {
+  public init(from source: String = "0.0.0.0", port: Int = 0) throws(RevueError) {
     descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     guard descriptor >= 0 else { throw RevueError(.invalidState, "cannot open a socket: errno \(errno)") }
     do throws(RevueError) {
-      var address = try Self.address(source, port: 0)
+      var address = try Self.address(source, port: port)
       let bound = withUnsafePointer(to: &address) { pointer in
         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
           bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
       }
-      guard bound == 0 else { throw RevueError(.invalidInput, "cannot bind a socket to \(source): errno \(errno)") }
+      guard bound == 0 else {
+        throw RevueError(.invalidInput, "cannot bind a socket to \(source):\(port): errno \(errno)")
+      }
     } catch {
       close(descriptor)
       throw error

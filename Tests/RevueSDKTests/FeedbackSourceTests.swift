@@ -51,13 +51,8 @@ import Testing
       let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
       let renderer = FrameStream()
       remote.videoTrack!.add(videoRenderer: renderer)
-      let room = Room()
-      try await room.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-      let participant = try #require(room.localParticipant)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: capturer.options.copyWith(device: devices[0], dimensions: .h360_169))
-      try await capturer.startCapture()
-      let publication = try await participant.publish(videoTrack: participant.cameraTrack)
+      let (room, capturer, publication) = try await SRTPTests.publish(
+        to: URL(string: "rtp://127.0.0.1:\(port)")!, camera: devices[0])
       _ = try await renderer.next("frames at the receiver") { _ in renderer.count >= 15 }
       try await Self.reports(2, at: publication)
       let before = publication.statistics

@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import RevueLab
 import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
@@ -256,17 +257,7 @@ import Testing
       case .fir:
         [0x80, 201, 0x00, 0x01] + sender + [0x84, 206, 0x00, 0x04] + sender + [0, 0, 0, 0] + target + [1, 0, 0, 0]
       }
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        sendto(fd, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
+    (try? UDPSender())?.send(packet, to: "127.0.0.1", port: port)
   }
 
   /// The camera's frames are its clock (a keyframe within 20 frames of the request), which tests

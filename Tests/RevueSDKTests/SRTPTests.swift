@@ -22,7 +22,8 @@ import Testing
     return "key=\(encoded)" + (key.suite == .aeadAES128GCM ? "&suite=aes-128-gcm" : "")
   }
 
-  /// A room sending the virtual camera `device` at 360p to `url`, publishing at once.
+  /// A room sending the virtual camera `device` at 360p (VP8 by default) to `url`, publishing at
+  /// once: over RTP or SRTP as the URL says.
   static func publish(
     to url: URL, camera device: CaptureDevice, codec: VideoCodec = .vp8
   ) async throws -> (Room, CameraCapturer, LocalTrackPublication) {

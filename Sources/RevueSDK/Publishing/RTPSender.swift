@@ -257,7 +257,9 @@ final class RTPSender: Sendable {
         counters.feedbackFromOtherHosts += 1
         return counters.feedbackFromOtherHosts == 1
       }
-      if first { RevueLog.log(.info, "Publication", "RTCP from \(host) dropped: feedback is taken from \(destination) only") }
+      if first {
+        RevueLog.log(.info, "Publication", "RTCP from \(host) dropped: feedback is taken from \(destination) only")
+      }
       return .drop
     }
   }
