@@ -592,16 +592,20 @@ enum WHIPExchange {
   {
     let transfer = Transfer(limit: maxBody)
     let session = URLSession(configuration: .ephemeral, delegate: transfer, delegateQueue: nil)
-    defer { session.invalidateAndCancel() }
     let task = session.dataTask(with: request)
     let timer = Task {
       try await Task.sleep(for: deadline)
       transfer.finish(.failure("no complete reply within \(deadline)"))
-      task.cancel()
     }
-    defer { timer.cancel() }
     let result = await transfer.result { task.resume() }
-    task.cancel()
+    timer.cancel()
+    // Cancelling waits for the session's work queue, which a server that floods its reply keeps
+    // busy reading (0.1-7 s measured, the longer under load): it is done on a thread of its own,
+    // never on the caller's (a thread of Swift's small cooperative pool), which has its answer now.
+    Thread.detachNewThread {
+      task.cancel()
+      session.invalidateAndCancel()
+    }
     switch result {
     case .success(let reply): return reply
     case .failure(let reason): throw RevueError(.network, "cannot \(what): \(reason.text)")
