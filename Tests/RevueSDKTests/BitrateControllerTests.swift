@@ -412,7 +412,7 @@ import Testing
       ("openh264enc", "bitrate", 1, 212_400),
     ] where Gst.hasElement(factory) {
       let encoder = try Element.make(factory)
-      BitrateAdaptation.setBitrate(212_400, of: encoder)
+      VideoEncoder.setBitrate(212_400, of: encoder)
       #expect(try encoder.get(property, as: Int.self) * unit == expected, "\(factory)")
     }
   }

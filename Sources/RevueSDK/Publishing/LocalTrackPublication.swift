@@ -132,7 +132,7 @@ public final class LocalTrackPublication: Sendable {
     media = .video(codec, layers)
     let streams = layers.enumerated().map { index, layer in
       RTPSender.Stream(
-        chain: Self.videoChain(codec, layer, scaled: index > 0), port: port + 2 * index,
+        chain: VideoEncoder(codec, layer, scaled: index > 0).description(), port: port + 2 * index,
         adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil)
     }
     status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
@@ -198,46 +198,6 @@ public final class LocalTrackPublication: Sendable {
   /// The publication's changes from now on: faults of its pipeline (GStreamer's text and the
   /// element's path) and the end of the publication.
   public var events: AsyncStream<StreamEvent> { status.events }
-
-  /// From raw frames to the payloader: I420 for the encoder (VP8 with real-time settings), or NV12
-  /// and I420 as they come (H.264 constrained baseline tuned for zero latency, which takes both
-  /// without a copy); a smaller layer is scaled to its size
-  /// and at most its frame rate. The encoder is named `encoder`.
-  ///
-  /// VP8's rate control keeps libwebrtc's buffer (1 s, starting at 0.5 s, aiming at 0.6 s) and
-  /// overshoot (15 %), not libvpx's 6 s: with a 6 s buffer a bitrate set while playing is not
-  /// followed for seconds (measured: from 200 kb/s to 1.5 Mb/s, a burst, then 70–180 kb/s for
-  /// 5 s; with libwebrtc's, 1.4 Mb/s within a second), which congestion control relies on.
-  static func videoChain(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) -> String {
-    let encoding = layer.encoding
-    let keyframeInterval = max(1, encoding.maxFps * 2)
-    let size = layer.dimensions
-    let convert =
-      scaled
-      ? "videorate drop-only=true max-rate=\(encoding.maxFps) ! videoscale ! videoconvert"
-        + " ! video/x-raw,format=I420,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"
-      : "videoconvert ! video/x-raw,format=\(codec == .h264 ? "{NV12,I420}" : "I420")"
-    switch codec {
-    case .vp8:
-      return convert
-        + " ! vp8enc name=encoder deadline=1 cpu-used=8 end-usage=cbr target-bitrate=\(encoding.maxBitrate)"
-        + " keyframe-max-dist=\(keyframeInterval) lag-in-frames=0 error-resilient=default"
-        + " threads=\(vp8Threads(for: size)) buffer-size=1000 buffer-initial-size=500 buffer-optimal-size=600"
-        + " overshoot=15"
-        + " ! rtpvp8pay picture-id-mode=15-bit"
-    case .h264:
-      return convert + " ! "
-        + (Gst.hasElement("x264enc")
-          ? "x264enc name=encoder tune=zerolatency speed-preset=ultrafast bitrate=\(encoding.maxBitrate / 1000)"
-            + " key-int-max=\(keyframeInterval) ! video/x-h264,profile=constrained-baseline"
-          : "openh264enc name=encoder complexity=low bitrate=\(encoding.maxBitrate) gop-size=\(keyframeInterval)")
-        // The parameter sets go before each keyframe, once: h264parse inserts them at the start of the
-        // access unit. rtph264pay's config-interval inserts them before every IDR slice, and
-        // x264's zero-latency keyframes have several slices: ffmpeg then split each keyframe in
-        // two frames of one timestamp, the first corrupt ("non monotonically increasing dts").
-        + " ! h264parse config-interval=-1 ! rtph264pay aggregate-mode=zero-latency"
-    }
-  }
 
   /// The threads `vp8enc` encodes a size with, by libwebrtc's rule: one up to 640×480 or on
   /// fewer than three cores (more threads only spin against each other there), two above

@@ -247,7 +247,7 @@ public final class WHIPPublication: Sendable {
             "appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"
           if layers.count == 1 {
             let (sender, output) = try Self.addSender(
-              source + " ! \(LocalTrackPublication.videoChain(codec, layers[0], scaled: false))"
+              source + " ! \(VideoEncoder(codec, layers[0], scaled: false).description())"
                 + " ! capsfilter name=rtp caps=\"\(rtp)\"",
               to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
             outputs.append(("video", output))
@@ -318,8 +318,7 @@ public final class WHIPPublication: Sendable {
     ) -> String {
       var description = "rtpfunnel name=layers \(source) ! tee name=split"
       for (index, layer) in layers.enumerated() {
-        let chain = LocalTrackPublication.videoChain(codec, layer, scaled: index > 0)
-          .replacingOccurrences(of: "name=encoder", with: "name=encoder\(index)")
+        let chain = VideoEncoder(codec, layer, scaled: index > 0).description(encoderName: "encoder\(index)")
         description +=
           " split. ! queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 leaky=downstream"
           + " ! valve name=layer\(index) drop=\(index > 0) ! \(chain) name=payloader\(index) ssrc=\(UInt32.random(in: 1..<UInt32.max))"

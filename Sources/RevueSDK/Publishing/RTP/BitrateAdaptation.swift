@@ -99,28 +99,11 @@ final class BitrateAdaptation: Sendable {
     frames.halved.store(state.2, ordering: .relaxed)
     retransmissions.setTarget(state.0)
     guard let encoder = encoder.withLock({ $0 }) else { return }
-    Self.setBitrate(state.3, of: encoder)
+    VideoEncoder.setBitrate(state.3, of: encoder)
     RevueLog.log(
       .debug, "Publication",
       "\(encoder.factoryName ?? "encoder") target \(state.0 / 1000) kb/s (\(state.1)), encoder \(state.3 / 1000) kb/s"
         + (state.2 ? ", half the frame rate" : ""))
-  }
-
-  /// Sets `encoder`'s bitrate property to `bitrate` bits per second, in its unit: `vp8enc`'s
-  /// `target-bitrate` and `openh264enc`'s `bitrate` are in bit/s, `x264enc`'s `bitrate` in
-  /// kbit/s. All three take a new bitrate while playing (vp8enc reconfigures libvpx at once,
-  /// x264enc at its next frame).
-  static func setBitrate(_ bitrate: Int, of encoder: Element) {
-    do {
-      switch encoder.factoryName {
-      case "vp8enc": try encoder.set("target-bitrate", bitrate)
-      case "x264enc": try encoder.set("bitrate", max(1, (bitrate + 500) / 1000))
-      case "openh264enc": try encoder.set("bitrate", bitrate)
-      default: return
-      }
-    } catch {
-      RevueLog.log(.warning, "Publication", "cannot set the bitrate of \(encoder.name): \(error)")
-    }
   }
 }
 

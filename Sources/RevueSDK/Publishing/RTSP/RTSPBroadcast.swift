@@ -80,7 +80,7 @@ public final class RTSPBroadcast: Sendable {
     }
     let size = track.publishedSize
     let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
-    let chain = LocalTrackPublication.videoChain(codec, layer, scaled: false)
+    let chain = VideoEncoder(codec, layer, scaled: false).description()
     // The payloader of stream 0 is pay0; the server gives it its payload type, as in its SDP.
     let launch =
       "( appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"

@@ -1,0 +1,57 @@
+import GStreamer
+import Synchronization
+
+/// An audio track received from another host (Opus): decoded buffers, 48 kHz stereo 16-bit, go
+/// to its renderers on the receiving thread.
+public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
+  let receiver: RTPReceiver
+
+  /// Receives Opus on `port` of `address` under `payloadType`, decrypting SRTP with `srtp` and
+  /// taking packets from `source` only, when given; `syncMeter` listens for the sync signal's
+  /// beeps. `channels` is the SDP's (`opus/48000/2`), and `stereo` its `sprop-stereo`: whether
+  /// the sender sends two channels (nil: not said).
+  init(
+    name: String, address: String, port: Int, payloadType: Int = RTPPayloadTypes.revueAudio.media,
+    channels: Int = 2, stereo: Bool? = nil, latency: Int, srtp: SRTPKey? = nil, source: String? = nil,
+    syncMeter: SyncMeter? = nil
+  ) throws(RevueError) {
+    let relay = Relay<RemoteAudioTrack>()
+    let format = AudioFormat.standard
+    receiver = try RTPReceiver(
+      address: address, port: port, clockRate: 48_000, payloadTypes: RTPPayloadTypes(media: payloadType),
+      caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=\(payloadType)"
+        + ",encoding-params=(string)\(channels)" + (stereo.map { ",sprop-stereo=(string)\($0 ? 1 : 0)" } ?? ""),
+      decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
+      latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
+    ) { sample, captured in
+      guard let buffer = sample.buffer,
+        let pcm = try? AudioPCMBuffer(
+          wrapping: buffer, sampleRate: format.sampleRate, channelCount: format.channelCount,
+          format: format.sampleFormat)
+      else { return }
+      relay.target?.render(pcm)
+      if let syncMeter, let captured { syncMeter.audio(pcm, captured: captured) }
+    }
+    super.init(name: name, source: .microphone)
+    relay.target = self
+    if receiver.isMutedBySender { setMuted(true) }
+  }
+
+  /// The participant that sends the track, told when its sender mutes it.
+  let participant = Relay<RemoteParticipant>()
+
+  /// The sender muted or unmuted the track: its events and the participant's delegates are told.
+  override func didChangeMute(_ isMuted: Bool) {
+    receiver.status.muted(isMuted)
+    participant.target?.track(self, didUpdateIsMuted: isMuted)
+  }
+
+  /// The receiver's counters now (`framesDecoded` counts decoded buffers).
+  public var statistics: RemoteVideoTrack.Statistics { receiver.statistics }
+
+  /// Whether the track is being received, failed (its decoder or socket failed: why), or was stopped.
+  public var state: StreamState { receiver.status.state }
+
+  /// The track's changes from now on: faults of its pipeline and its end.
+  public var events: AsyncStream<StreamEvent> { receiver.status.events }
+}
