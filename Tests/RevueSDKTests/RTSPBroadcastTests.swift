@@ -85,8 +85,15 @@ import Testing
             Int($0.prefix { $0 == " " || $0.isNumber }.trimmingCharacters(in: .whitespaces))
           } ?? 0
         #expect(frames >= 1500, "\(player.command) decoded \(frames) frames in 60 s: \(exit.error.suffix(600))")
-        for damage in ["corrupt decoded frame", "concealing", "non monotonically increasing", "error while decoding"] {
-          #expect(!exit.error.contains(damage), "\(player.command): \(damage): \(exit.error.suffix(1200))")
+        // A client that starts as another does may join in the middle of the keyframe asked for
+        // the other, and decode that one frame damaged (once, before its own keyframe comes);
+        // before, every keyframe was (30 in a minute).
+        for (damage, most) in [
+          ("corrupt decoded frame", 1), ("concealing", 2), ("non monotonically increasing", 0),
+          ("error while decoding", 0),
+        ] {
+          let count = exit.error.components(separatedBy: damage).count - 1
+          #expect(count <= most, "\(player.command): \(damage) \(count) times: \(exit.error.suffix(1200))")
         }
       }
       for probe in probes {
@@ -112,7 +119,9 @@ import Testing
 
   /// A client that joins a media already playing starts on a keyframe within 3 frames, not at the
   /// encoder's next one (up to 2 s away); clients joining at once do not make a keyframe each:
-  /// requests closer than 250 ms to the last one answered are dropped, as for RTCP PLI.
+  /// requests closer than 250 ms to the last one answered are dropped, as for RTCP PLI, except
+  /// that a join within 250 ms of another is held back to the end of the 250 ms, not dropped
+  /// (it may have joined in the middle of the other's keyframe).
   @Test func aClientThatJoinsMidStreamStartsOnAKeyframe() async throws {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = try await Self.camera(devices[0])
@@ -137,6 +146,15 @@ import Testing
       let asked = broadcast.statistics
       #expect(asked.keyframeRequests - after.keyframeRequests >= 10, "\(after) → \(asked)")
       #expect(asked.keyframeRequestsHonoured - after.keyframeRequestsHonoured <= 1, "\(after) → \(asked)")
+      // Two joins 1 ms apart: two keyframes, about 250 ms apart, not the second 2 s later.
+      let seen = Self.packets(try await first.waitForOutput(within: 5, for: "packets") { !$0.isEmpty }).count
+      broadcast.feed.clientJoined()
+      broadcast.feed.clientJoined()
+      let output = try await first.waitForOutput(within: 5, for: "two keyframes") { output in
+        Self.packets(output).dropFirst(seen).filter(\.isKey).count >= 2
+      }
+      let keys = Self.packets(output).dropFirst(seen).filter(\.isKey).compactMap(\.pts)
+      #expect(keys.count >= 2 && keys[1] - keys[0] <= 45_000, "keyframes at \(keys.prefix(4)) (90 kHz)")
       _ = await first.stop()
       broadcast.stop()
       try await track.capturer?.stopCapture()

@@ -8,8 +8,9 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
   case increase
   /// It went up to the layer's ``VideoEncoding/maxBitrate``, the most it may be.
   case ceiling
-  /// The receiver lost more than 10 % of the packets (this fraction, 0…1, of the latest report):
-  /// it went down to a little below what the receiver got.
+  /// The receiver lost more than 10 % of the packets while a queue built, or more than a quarter
+  /// over a second (this fraction, 0…1, the larger of the latest report's and the second's): it
+  /// went down to a little below what the receiver got.
   case loss(Double)
   /// The receiver asked for this many packets again (RTCP NACK) within a quarter of a second:
   /// a queue overflowed on the way, and it went down a fifth at once, before the next report.
@@ -36,14 +37,16 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 /// each retransmission request, to the bitrate its encoder aims at.
 ///
 /// Loss-based as libwebrtc's `SendSideBandwidthEstimation` (under 2 % lost: up; 2–10 %: hold;
-/// over 10 %: down), with a delay-based part on the round-trip time (a queue building at the
+/// over 10 % while a queue shows the path is full, or over a quarter over a second: down; loss
+/// with no queue is the path's own, which a lower bitrate does not cure), with a delay-based part on the round-trip time (a queue building at the
 /// bottleneck: hold, then down, before the queue overflows), and changes that make it fast
 /// enough for video that starts at its full rate on a link of a sixth of it, and calm enough
 /// that a capped stream keeps its frame rate:
 /// - a decrease goes to a fraction of the rate the receiver actually got over the last
 ///   interval (its packets counted from the report's sequence numbers), not to a fraction of
 ///   the old target: one report takes 1.5 Mb/s to just under a 250 kb/s link;
-/// - a burst of retransmission requests (RTCP NACK) is taken as loss at once, a report sooner;
+/// - a burst of retransmission requests (RTCP NACK) while a queue shows is taken as loss at
+///   once, a report sooner;
 /// - growth is gentle (``gentleIncreasePerSecond``, and never more than a little above what
 ///   arrived) after a decrease, until the reports show neither loss nor queue for
 ///   ``calmWindow``: then the path has grown, and growth is fast (``increasePerSecond``), so
@@ -83,8 +86,18 @@ struct BitrateController: Sendable {
 
   /// Loss below which the target may go up (libwebrtc's 2 %).
   static let increaseBelowLoss = 0.02
-  /// Loss above which the target goes down (libwebrtc's 10 %); between the two it holds.
+  /// Loss above which the target goes down (libwebrtc's 10 %) when a queue shows the path is
+  /// full; between the two it holds.
   static let decreaseAboveLoss = 0.10
+  /// Loss over the latest ``lossWindow`` above which the target goes down with no queue to
+  /// show: a path that drops a quarter of the packets is full (a policer drops without
+  /// queueing). Below it, loss without a queue is the path's own (radio, a bad cable), which a
+  /// lower bitrate does not cure: random loss of 5 % both ways took a 1.5 Mb/s stream to
+  /// 511 kb/s in 20 s when every report over 10 % cut.
+  static let heavyLoss = 0.25
+  /// The time loss is counted over for ``heavyLoss``: a report of a slow stream counts a few
+  /// packets, and 3 of 10 lost is chance at 5 %.
+  static let lossWindow = Duration.seconds(1)
   /// A decrease for loss goes to this fraction of the rate the receiver got.
   static let lossBackoff = 0.85
   /// A decrease for queueing goes to this fraction of the rate the receiver got…
@@ -183,6 +196,12 @@ struct BitrateController: Sendable {
   private(set) var packetRate = 0.0
   /// The previous report that counted.
   private var previous: Report?
+  /// The reports of the latest ``lossWindow`` and the one before it, oldest first: when, and
+  /// the receiver's cumulative lost count and highest sequence number.
+  private var lossHistory: [(time: Duration, lost: Int, highest: UInt32)] = []
+  /// Whether the latest report showed a queue (over ``queueingHold``): loss and bursts of
+  /// retransmission requests are congestion then.
+  private var queueing = false
   /// The latest round-trip times, oldest first (at most ``roundTripWindow``).
   private var roundTrips: [Duration] = []
   /// When the target last went down, for any reason…
@@ -229,10 +248,11 @@ struct BitrateController: Sendable {
       roundTrips.append(roundTrip)
       if roundTrips.count > Self.roundTripWindow { roundTrips.removeFirst() }
     }
+    let windowLoss = lossOverWindow(report)
     guard let previous else {
-      // The first report: nothing to measure a rate over yet; heavy loss still cuts by
-      // libwebrtc's rule.
-      if report.fractionLost > Self.decreaseAboveLoss {
+      // The first report: nothing to measure a rate over yet, nor a queue; heavy loss still
+      // cuts by libwebrtc's rule.
+      if report.fractionLost > Self.heavyLoss {
         decrease(to: Double(target) * (1 - report.fractionLost / 2), .loss(report.fractionLost), at: report.time)
       }
       return (encoderBitrate, halvesFrameRate) != before
@@ -250,14 +270,16 @@ struct BitrateController: Sendable {
     let latestQueueing = report.roundTrip.flatMap { roundTrip in least.map { roundTrip - $0 } }
     let lastingQueueing = report.roundTrip.flatMap { _ in least.map { roundTrips.suffix(2).min()! - $0 } }
     let mayDecrease = lastReportedDecrease.map { report.time - $0 >= Self.decreaseInterval } ?? true
+    queueing = (latestQueueing ?? .zero) > Self.queueingHold
     if report.fractionLost == 0, let latestQueueing, latestQueueing <= Self.calmQueueing {
       calmSince = calmSince ?? previous.time
     } else {
       calmSince = nil
     }
 
-    if report.fractionLost > Self.decreaseAboveLoss {
-      if mayDecrease, decrease(to: received * Self.lossBackoff, .loss(report.fractionLost), at: report.time) {
+    if (report.fractionLost > Self.decreaseAboveLoss && queueing) || windowLoss > Self.heavyLoss {
+      let lost = max(report.fractionLost, windowLoss)
+      if mayDecrease, decrease(to: received * Self.lossBackoff, .loss(lost), at: report.time) {
         lastReportedDecrease = report.time
       }
     } else if let lastingQueueing, let roundTrip = report.roundTrip, lastingQueueing > Self.queueingThreshold {
@@ -279,6 +301,18 @@ struct BitrateController: Sendable {
       if raised > Double(target) { set(raised, raised >= Double(ceiling) ? .ceiling : .increase) }
     }
     return (encoderBitrate, halvesFrameRate) != before
+  }
+
+  /// The fraction of packets lost over the latest ``lossWindow`` (or since the first report),
+  /// from the receiver's cumulative counts; keeps the window's reports.
+  private mutating func lossOverWindow(_ report: Report) -> Double {
+    lossHistory.append((report.time, report.packetsLost, report.highestSequence))
+    // The oldest kept is the latest at least a window before this report.
+    while lossHistory.count > 2, report.time - lossHistory[1].time >= Self.lossWindow { lossHistory.removeFirst() }
+    let oldest = lossHistory[0]
+    guard report.time - oldest.time >= Self.lossWindow else { return 0 }
+    let expected = Int(report.highestSequence &- oldest.highest)
+    return expected > 0 ? Double(max(0, report.packetsLost - oldest.lost)) / Double(expected) : 0
   }
 
   /// Takes in a retransmission request (an RTCP NACK) for packet `sequence` that came at
@@ -304,7 +338,9 @@ struct BitrateController: Sendable {
     // A share of what was sent in the window, not a count: random loss on a fast stream asks
     // for a few packets in any quarter second.
     let sent = packetRate * Double(Self.burstWindow / .milliseconds(1)) / 1000
-    guard packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))),
+    // Only while a queue shows the path is full: random loss asks for packets in bursts too
+    // (a lost keyframe's several packets), and lowering the bitrate does not cure it.
+    guard queueing, packets >= max(Self.burstRequests, Int((sent * Self.burstShare).rounded(.up))),
       lastDecrease.map({ time - $0 >= Self.decreaseInterval }) ?? true
     else { return false }
     let before = (encoderBitrate, halvesFrameRate)

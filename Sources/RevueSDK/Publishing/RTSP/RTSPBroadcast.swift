@@ -92,7 +92,7 @@ public final class RTSPBroadcast: Sendable {
       if let fault = MediaFault(message) { status.report(fault, ends: false) }
     }
     self.status = status
-    server.onPlay { feed.requestKeyframe() }
+    server.onPlay { feed.clientJoined() }
     self.track = track
     self.codec = codec
     self.port = server.port
@@ -135,6 +135,10 @@ public final class RTSPBroadcast: Sendable {
       var payloader: Element?
       var encodersStarted = 0
       var keyframeRequests = RTPSender.KeyframeRequests()
+      /// When a new client's keyframe was last asked for, and whether one is held back for the
+      /// end of the interval.
+      var lastJoin: ContinuousClock.Instant?
+      var joinHeld = false
     }
     let state = Mutex(State())
     let frames = SourceFeed()
@@ -159,9 +163,36 @@ public final class RTSPBroadcast: Sendable {
       }
     }
 
-    /// Asks the encoder for a keyframe (with its parameter sets), as a client's PLI would: a
-    /// client started playing, and one that joins a shared media would otherwise wait up to a
-    /// keyframe interval (2 s).
+    /// A client started playing: asks the encoder for a keyframe, as a client's PLI would; one
+    /// that joins a shared media would otherwise wait up to a keyframe interval (2 s). A client
+    /// that joins within 250 ms of the last request may have joined in the middle of that
+    /// keyframe's packets (clients that start together do): its request is held back to the end
+    /// of the 250 ms, where the limit lets it through, instead of dropped (one request for all
+    /// that join meanwhile).
+    func clientJoined() {
+      let now = ContinuousClock.now
+      let interval = RTPSender.keyframeRequestInterval
+      let wait: Duration? = state.withLock { state in
+        guard !state.joinHeld else { return nil }
+        if let last = state.lastJoin, now - last < interval {
+          state.joinHeld = true
+          return interval - (now - last) + .milliseconds(5)
+        }
+        state.lastJoin = now
+        return .zero
+      }
+      guard let wait else { return }
+      if wait == .zero { return requestKeyframe() }
+      DispatchQueue.global().asyncAfter(deadline: .now() + Double(wait / .microseconds(1)) / 1e6) { [weak self] in
+        self?.state.withLock { state in
+          state.joinHeld = false
+          state.lastJoin = .now
+        }
+        self?.requestKeyframe()
+      }
+    }
+
+    /// Asks the encoder for a keyframe (with its parameter sets), as a client's PLI would.
     func requestKeyframe() {
       guard let output = state.withLock({ $0.payloader })?.staticPad("src"),
         let request = try? Structure("GstForceKeyUnit, all-headers=(boolean)true")
