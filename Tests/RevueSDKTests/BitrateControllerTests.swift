@@ -110,6 +110,14 @@ import Testing
       bytesSent: (previous?.bytesSent ?? 0) + packets * 1000, packetsSent: (previous?.packetsSent ?? 0) + packets)
   }
 
+  /// Two reports of a slow stream (32 packets a second) by 0.5 s, the second with a queue of
+  /// 20 ms: bursts of retransmission requests are congestion from then on.
+  static func queueing(_ controller: inout BitrateController) {
+    _ = feed(&controller, 2) { previous in
+      report(after: previous, seconds: 0.25, packets: 8, roundTrip: previous == nil ? 40 : 60)
+    }
+  }
+
   /// Feeds `reports` made one after another by `make` (given the previous one).
   static func feed(
     _ controller: inout BitrateController, _ count: Int,
@@ -370,8 +378,18 @@ import Testing
     _ = last
   }
 
+  /// With no queue at the latest report, a burst of requests is the path's own loss (a lost
+  /// keyframe is several packets): nothing changes.
+  @Test func aBurstWithNoQueueIsNotCongestion() {
+    var controller = BitrateController(ceiling: 1_000_000)
+    _ = Self.feed(&controller, 2) { Self.report(after: $0, seconds: 0.25, packets: 8) }
+    for packet in 0..<10 { controller.retransmissionRequested(UInt16(packet), at: .milliseconds(1_000)) }
+    #expect(controller.target == 1_000_000 && controller.reason == .initial)
+  }
+
   @Test func aBurstOfRetransmissionRequestsCutsAtOnceButNotTwiceInASecond() {
     var controller = BitrateController(ceiling: 1_000_000)
+    Self.queueing(&controller)
     /// Requests for `packets` at `times` (milliseconds); whether the last one changed the target.
     func request(_ packets: [Int], at times: [Int]) -> [Bool] {
       zip(packets, times).map { controller.retransmissionRequested(UInt16($0), at: .milliseconds(Int64($1))) }
@@ -401,6 +419,7 @@ import Testing
   @Test func aFloodOfRetransmissionRequestsCostsLittleEach() async throws {
     let target = try await onThread(within: 10, "200,000 requests") {
       var controller = BitrateController(ceiling: 1_000_000)
+      Self.queueing(&controller)
       for index in 0..<100_000 {
         controller.retransmissionRequested(UInt16(index % 4), at: .milliseconds(1_000 + Int64(index / 1_000)))
       }
@@ -417,7 +436,9 @@ import Testing
   @Test func onAFastStreamABurstIsAShareOfWhatWasSentNotThreePackets() {
     var controller = BitrateController(ceiling: 4_000_000)
     // 400 packets a second: 100 in a quarter second, of which 25 make a burst.
-    _ = Self.feed(&controller, 3) { Self.report(after: $0, packets: 400) }
+    let last = Self.feed(&controller, 3) { Self.report(after: $0, packets: 400) }
+    // A queue shows at the last report.
+    controller.update(Self.report(after: last, packets: 400, roundTrip: 60))
     #expect(controller.packetRate == 400)
     // Random loss asks for a few.
     for packet in 0..<10 { controller.retransmissionRequested(UInt16(packet), at: .seconds(4)) }
