@@ -191,13 +191,16 @@ final class Texture: Sendable {
   }
 }
 
-/// A small, fast, seeded generator (SplitMix64): the same seed gives the same texture.
-struct SplitMix64 {
+/// A small, fast, seeded generator (SplitMix64): the same seed gives the same numbers (a
+/// texture, a simulated path's losses).
+public struct SplitMix64: Sendable {
   private var state: UInt64
 
-  init(seed: UInt64) { state = seed }
+  /// A generator that starts from `seed`.
+  public init(seed: UInt64) { state = seed }
 
-  mutating func next() -> UInt64 {
+  /// The next number.
+  public mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

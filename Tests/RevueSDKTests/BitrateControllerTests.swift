@@ -1,5 +1,6 @@
 import Foundation
 import GStreamer
+import RevueLab
 import RevueTestSupport
 import Testing
 
@@ -79,19 +80,6 @@ import Testing
     mutating func run(_ controller: inout BitrateController, for seconds: Double) {
       let end = time + .milliseconds(Int64(seconds * 1000))
       while time < end { step(&controller) }
-    }
-  }
-
-  /// A seeded generator for the simulated path's random loss.
-  struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
     }
   }
 
