@@ -19,9 +19,9 @@ import Synchronization
 final class SourceFeed: VideoRenderer, AudioRenderer {
   private struct State {
     var source: AppSrc?
-    /// Whether the source runs on the system clock, which capture times are read on; nil until
-    /// it plays.
-    var onSystemClock: Bool?
+    /// The clock the source runs on, and whether it is the system clock (which capture times
+    /// are read on); nil until it plays. Kept, not asked of the source at every buffer.
+    var clock: (clock: Clock, isSystem: Bool)?
     var caps: Caps?
     /// The running time of the last buffer pushed, to keep them in order.
     var lastTime: ClockTime?
@@ -44,11 +44,11 @@ final class SourceFeed: VideoRenderer, AudioRenderer {
 
   private func push(_ buffer: Buffer, caps: Caps) {
     state.withLock { state in
-      guard let source = state.source, source.currentState == .playing, let clock = source.clock else { return }
-      let onSystemClock = state.onSystemClock ?? (clock == Clock.system)
-      state.onSystemClock = onSystemClock
+      guard let source = state.source, source.currentState == .playing else { return }
+      if state.clock == nil { state.clock = source.clock.map { ($0, $0 == Clock.system) } }
+      guard let (clock, isSystem) = state.clock else { return }
       let base = source.baseTime.nanoseconds
-      let captured = (onSystemClock ? buffer.pts : nil) ?? clock.time
+      let captured = (isSystem ? buffer.pts : nil) ?? clock.time
       // Media captured before the source played (in flight as it started) counts as its start.
       let time = ClockTime(nanoseconds: captured.nanoseconds > base ? captured.nanoseconds - base : 0)
       if let last = state.lastTime, time <= last {
