@@ -124,7 +124,9 @@ final class RTPReceiver: Sendable {
   /// - Parameters:
   ///   - payloadTypes: the media's payload type (`caps` says it too), and those of its loss
   ///     recovery.
-  ///   - caps: the RTP caps of the stream.
+  ///   - capsFields: the fields of the stream's caps (`media=video,clock-rate=90000,…`), without
+  ///     the media type: the socket's caps are `application/x-rtp` with them, or with SRTP
+  ///     `application/x-srtp`.
   ///   - srtp: the key of an SRTP stream; nil for plain RTP.
   ///   - source: the numeric address of the one host packets are taken from; nil for any.
   ///   - decode: from the jitter buffer to raw media; a video decoder is named `decoder`.
@@ -135,7 +137,7 @@ final class RTPReceiver: Sendable {
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
   init(
-    address: String, port: Int, clockRate: Int, payloadTypes: RTPPayloadTypes, caps: String, decode: String,
+    address: String, port: Int, clockRate: Int, payloadTypes: RTPPayloadTypes, capsFields: String, decode: String,
     latency: Int, recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
     muted: @escaping @Sendable (Bool) -> Void, ended: @escaping @Sendable () -> Void = {},
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
@@ -157,7 +159,8 @@ final class RTPReceiver: Sendable {
     let secure = srtp != nil
     // With SRTP: the sockets' packets go through srtpdec, and RTCP out (with the feedback built
     // here, pushed into `feedback`) through srtpenc.
-    let socketCaps = secure ? caps.replacingOccurrences(of: "application/x-rtp", with: "application/x-srtp") : caps
+    let caps = "application/x-rtp,\(capsFields)"
+    let socketCaps = secure ? "application/x-srtp,\(capsFields)" : caps
     let decrypt = secure ? "srtpdec.rtp_sink srtpdec.rtp_src ! " : ""
     let decryptRTCP = secure ? "caps=application/x-srtcp ! srtpdec.rtcp_sink srtpdec.rtcp_src ! " : "! "
     let encryptRTCP =

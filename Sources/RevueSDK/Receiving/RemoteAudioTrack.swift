@@ -19,7 +19,7 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
     let format = AudioFormat.standard
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 48_000, payloadTypes: RTPPayloadTypes(media: payloadType),
-      caps: "application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=\(payloadType)"
+      capsFields: "media=audio,clock-rate=48000,encoding-name=OPUS,payload=\(payloadType)"
         + ",encoding-params=(string)\(channels)" + (stereo.map { ",sprop-stereo=(string)\($0 ? 1 : 0)" } ?? ""),
       decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
       latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }

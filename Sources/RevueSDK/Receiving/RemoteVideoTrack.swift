@@ -82,7 +82,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 90_000, payloadTypes: payloadTypes,
-      caps: "application/x-rtp,media=video,clock-rate=90000,encoding-name=\(codec.encodingName)"
+      capsFields: "media=video,clock-rate=90000,encoding-name=\(codec.encodingName)"
         + ",payload=\(payloadTypes.media),rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery,
       srtp: srtp, source: source, muted: { relay.target?.setMuted($0) },
