@@ -152,9 +152,7 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .audio(encoding, dtx: dtx)
-    let chain =
-      "audioconvert ! audioresample ! opusenc name=encoder bitrate=\(encoding.maxBitrate) inband-fec=true"
-      + " packet-loss-percentage=10 dtx=\(dtx) frame-size=20 ! rtpopuspay"
+    let chain = AudioEncoder(encoding: encoding, dtx: dtx).description
     status = StreamStatus(name: "the opus publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
     let sender = try RTPSender(

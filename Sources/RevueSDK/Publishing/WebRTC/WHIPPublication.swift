@@ -285,8 +285,7 @@ public final class WHIPPublication: Sendable {
             "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
           let (_, output) = try Self.addSender(
             "appsrc name=source is-live=true format=time max-buffers=8 leaky-type=downstream"
-              + " ! audioconvert ! audioresample ! opusenc bitrate=\(encoding.maxBitrate) inband-fec=true frame-size=20"
-              + " ! rtpopuspay ! capsfilter name=rtp caps=\"\(opus)\"",
+              + " ! \(AudioEncoder(encoding: encoding, dtx: false).description) ! capsfilter name=rtp caps=\"\(opus)\"",
             to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)
           outputs.append(("audio", output))
         }
