@@ -23,8 +23,8 @@ final class SourceFeed: VideoRenderer, AudioRenderer {
     /// are read on); nil until it plays. Kept, not asked of the source at every buffer.
     var clock: (clock: Clock, isSystem: Bool)?
     var caps: Caps?
-    /// The running time of the last buffer pushed, to keep them in order.
-    var lastTime: ClockTime?
+    /// Capture times to the source's running time, once it plays.
+    var timeline: CaptureTimeline?
     var framesSent = 0
   }
   private let state = Mutex(State())
@@ -47,11 +47,9 @@ final class SourceFeed: VideoRenderer, AudioRenderer {
       guard let source = state.source, source.currentState == .playing else { return }
       if state.clock == nil { state.clock = source.clock.map { ($0, $0 == Clock.system) } }
       guard let (clock, isSystem) = state.clock else { return }
-      let base = source.baseTime.nanoseconds
+      if state.timeline == nil { state.timeline = CaptureTimeline(baseTime: source.baseTime) }
       let captured = (isSystem ? buffer.pts : nil) ?? clock.time
-      // Media captured before the source played (in flight as it started) counts as its start.
-      let time = ClockTime(nanoseconds: captured.nanoseconds > base ? captured.nanoseconds - base : 0)
-      if let last = state.lastTime, time <= last {
+      guard let time = state.timeline?.runningTime(ofCapture: captured) else {
         return RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one fed")
       }
       if state.caps != caps {
@@ -61,7 +59,6 @@ final class SourceFeed: VideoRenderer, AudioRenderer {
       var buffer = buffer
       (buffer.pts, buffer.dts) = (time, time)
       guard (try? source.push(buffer)) != nil else { return }
-      state.lastTime = time
       state.framesSent += 1
     }
   }

@@ -91,10 +91,8 @@ final class RTPSender: Sendable {
   /// The memory of the buffers sent last, to tell at the encoders whether a frame was copied;
   /// nil when the sender does not count copies (the frame path then has no lock for it).
   private let sent: Locked<[Int]>?
-  /// The pipeline's base time: a capture time minus it is the running time sent.
-  private let baseTime: ClockTime
-  /// The running time of the last buffer sent, to keep them in order.
-  private let lastSent = Atomic<UInt64>(0)
+  /// Capture times to the pipeline's running time.
+  private let timeline: Mutex<CaptureTimeline>
   /// Whether the reports say the track is muted (``signal(muted:)``).
   private let signalledMuted = Mutex(false)
 
@@ -162,7 +160,7 @@ final class RTPSender: Sendable {
     } catch {
       throw RevueError(.gstreamer, "the \(name) sender to \(host):\(streams[0].port) cannot start", underlying: error)
     }
-    baseTime = pipeline.pipeline.baseTime
+    timeline = Mutex(CaptureTimeline(baseTime: pipeline.pipeline.baseTime))
   }
 
   /// The least time between two RTCP reports of a stream, in nanoseconds, the sender's and the
@@ -417,21 +415,11 @@ final class RTPSender: Sendable {
   /// system clock (now when nil); drops it, logged, when it was captured before the last one sent
   /// or the pipeline refuses it.
   func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
-    let captured = captured ?? Clock.system.time
-    // Media captured before the sender started (in flight as it was made) counts as its start.
-    let time = captured > baseTime ? captured.nanoseconds - baseTime.nanoseconds : 0
-    var previous = lastSent.load(ordering: .relaxed)
-    repeat {
-      guard time > previous || (time == 0 && previous == 0) else {
-        RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one the \(name) sender sent")
-        return
-      }
-      let (exchanged, original) = lastSent.compareExchange(expected: previous, desired: time, ordering: .relaxed)
-      if exchanged { break }
-      previous = original
-    } while true
+    guard let time = timeline.withLock({ $0.runningTime(ofCapture: captured ?? Clock.system.time) }) else {
+      return RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one the \(name) sender sent")
+    }
     var timed = buffer
-    timed.pts = ClockTime(nanoseconds: time)
+    timed.pts = time
     timed.dts = timed.pts
     if let sent, let address = timed.dataAddress.map({ Int(bitPattern: $0) }) {
       sent.value.withLock { recent in
