@@ -4,12 +4,15 @@ import Testing
 
 @testable import revue
 
-/// `revue serve --rtsp`: its options, and a camera served to ffmpeg with a password.
+/// `revue serve --rtsp`: its options, a camera served to ffmpeg with a password, and one with
+/// its microphone (`--audio`).
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct ServeCommandTests {
   @Test func options() throws {
     let defaults = try #require(try ServeOptions.parse(["--rtsp", "8554"]))
     #expect(defaults.address == "127.0.0.1" && defaults.port == 8554 && defaults.path == "/camera")
     #expect(defaults.codec == .h264 && defaults.user == nil && defaults.authentication == .digest)
+    #expect(!defaults.audio)
+    #expect(try ServeOptions.parse(["--rtsp", "8554", "--audio"])?.audio == true)
     let options = try #require(
       try ServeOptions.parse([
         "--rtsp", "127.0.0.1:9000", "--path", "/door", "--user", "ann", "--password", "pw", "--auth", "basic",
@@ -104,5 +107,51 @@ import Testing
     let exit = await server.stop()
     #expect(exit.status == 0, "\(exit.error)")
     #expect(exit.error.contains("1 encoder(s) started"), "\(exit.error)")
+  }
+
+  /// `--audio` with the test pattern: the media has an Opus stream beside the video (ffprobe
+  /// lists it), which ffmpeg decodes: three seconds of it, with the sync signal's beeps in it
+  /// (half of full scale, -6 dB), not silence.
+  @Test func theAudioIsAnOpusStreamFFmpegDecodes() async throws {
+    let server = try Subprocess(
+      RevueExecutableTests.executable,
+      [
+        "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--audio", "--duration", "40",
+        "--json",
+      ]
+    )
+    try await server.waitForError(containing: "in Opus on rtsp://", within: 30)
+    let status = try await server.waitForOutput(within: 10, for: "a status line") { $0.contains("\n") }
+    let line = try #require(status.split(separator: "\n").first)
+    let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    let url = try #require(fields["url"] as? String)
+    let probed = try await Subprocess.run(
+      URL(fileURLWithPath: "/usr/bin/ffprobe"),
+      [
+        "-hide_banner", "-rtsp_transport", "tcp", "-i", url, "-show_entries",
+        "stream=codec_type,codec_name,sample_rate", "-of", "csv",
+      ], within: 30)
+    #expect(probed.status == 0, "\(probed.error.suffix(600))")
+    let streams = probed.output.split(separator: "\n").map(String.init)
+    #expect(streams.contains("stream,opus,audio,48000"), "ffprobe listed \(streams)")
+    #expect(streams.contains("stream,h264,video"), "ffprobe listed \(streams)")
+    let decoded = try await Subprocess.run(
+      URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+      [
+        "-hide_banner", "-nostats", "-rtsp_transport", "tcp", "-i", url, "-map", "0:a", "-t", "3", "-af",
+        "volumedetect", "-f", "null", "-",
+      ], within: 30)
+    #expect(decoded.status == 0, "\(decoded.error.suffix(600))")
+    #expect(decoded.error.contains("(opus (native) -> pcm_s16le (native))"), "\(decoded.error.suffix(600))")
+    let samples = decoded.error.split(separator: "n_samples: ").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+    let loudest =
+      decoded.error.split(separator: "max_volume: ").last.flatMap { Double($0.prefix { $0 != " " }) } ?? -.infinity
+    print("ffmpeg decoded \(samples) samples of the RTSP audio, the loudest at \(loudest) dB")
+    // Three seconds at 48 kHz (mono or stereo), give or take the start.
+    #expect(samples >= 48_000 * 5 / 2, "\(decoded.error.suffix(600))")
+    #expect(loudest > -12, "\(decoded.error.suffix(600))")
+    let exit = await server.stop()
+    #expect(exit.status == 0, "\(exit.error)")
+    #expect(exit.error.contains("audio buffers, "), "\(exit.error)")
   }
 }

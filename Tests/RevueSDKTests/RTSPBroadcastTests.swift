@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 16's RTSP: a camera served by `RTSPBroadcast` (gst-rtsp-server) to clients no one here
 /// wrote, ffmpeg's and GStreamer's `rtspsrc`, over TCP and UDP at once, encoded once for all;
-/// users with a password, a wrong one refused.
+/// users with a password, a wrong one refused; issue 26's audio beside the video, in sync.
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTSPBroadcastTests {
   init() { TestEnvironment.prepare() }
 
@@ -257,6 +257,44 @@ import Testing
       try await track.capturer?.stopCapture()
     }
   }
+  /// Issue 26: the virtual camera and the sync signal's microphone served as one media (VP8 and
+  /// Opus), played by GStreamer's `rtspsrc`, which lines the streams up by the server's RTCP
+  /// sender reports: in its recording each flash's beep starts within ±10 ms of the flash, as
+  /// over plain RTP (``AVSyncTests``).
+  @Test(.wholeProcess) func rtspsrcPlaysTheFlashAndTheBeepTogether() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { cameras in
+      let microphone = try await VirtualDevices.microphone(name: "RTSP Sync", signal: .sync)
+      defer { VirtualDevices.remove(microphone.id) }
+      let track = LocalVideoTrack.createCameraTrack(
+        options: CameraCaptureOptions(device: cameras[0], dimensions: .h360_169, fps: 30))
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
+      let counter = AVSyncTests.FlashCounter()
+      track.add(videoRenderer: counter)
+      try await track.capturer?.startCapture()
+      try await audio.capturer?.startCapture()
+      let broadcast = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0, codec: .vp8, audio: audio)
+      let port = FreePorts.rtp(pairs: 2)
+      let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-rtsp-sync-\(port).mkv")
+      defer { try? FileManager.default.removeItem(at: file) }
+      let recording = try SyncJudge.Recording(
+        rtsp: "rtsp://127.0.0.1:\(broadcast.port)/camera", port: port, file: file)
+      try await counter.wait(for: 9)
+      try await recording.finish()
+      let statistics = broadcast.statistics
+      broadcast.stop()
+      try await track.capturer?.stopCapture()
+      try await audio.capturer?.stopCapture()
+      let onsets = try await SyncJudge.onsets(in: file)
+      print("RTSP flashes \(onsets.flashes), beeps \(onsets.beeps), \(statistics)")
+      // rtspsrc lines the streams up once both sent a report: judge the flashes after that.
+      let skews = onsets.skews(from: onsets.flashes.first.map { $0 + 2.5 } ?? 0)
+      print("A/V skew through rtspsrc (ms): \(skews.map { String(format: "%.1f", $0) })")
+      #expect(statistics.audioBuffersSent > 100 && statistics.framesSent > 100, "\(statistics)")
+      #expect(skews.count >= 3, "flashes \(onsets.flashes), beeps \(onsets.beeps)")
+      #expect(skews.allSatisfy { abs($0) <= 10 }, "skews \(skews) ms")
+    }
+  }
+
   /// A fault of the media (an error injected into its payloader, as a failing encoder or socket
   /// posts one) reaches the broadcast's events with the element and GStreamer's text; it ends
   /// the media's client, not the broadcast: the next client decodes from a new media.

@@ -4,8 +4,8 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-/// The lip-sync judge no one on the team wrote the parts of: GStreamer's `rtpbin` receives a
-/// video and an audio stream, lines them up by the sender's RTCP reports, and the streams are
+/// The lip-sync judge no one on the team wrote the parts of: GStreamer's `rtpbin` (or `rtspsrc`,
+/// which holds one) receives a video and an audio stream, lines them up by the sender's RTCP reports, and the streams are
 /// depayloaded and muxed into Matroska without decoding; the file is then decoded and the
 /// sync signal's onsets found in it (flashes: a frame whose mean luma jumps above 200; beeps:
 /// the first loud sample after 200 ms of quiet).
@@ -28,6 +28,22 @@ struct SyncJudge {
           udpsrc address=127.0.0.1 port=\(audioPort + 1) ! r.recv_rtcp_sink_1 \
           r. ! rtpvp8depay ! queue ! mux. \
           r. ! rtpopusdepay ! opusparse ! queue ! mux. \
+          matroskamux name=mux ! filesink location="\(file.path)"
+          """)
+      try pipeline.play()
+    }
+
+    /// A recording of what GStreamer's `rtspsrc` plays from `url` (a VP8 and an Opus stream),
+    /// over UDP on the ports from `port` (four). `rtspsrc` lines the streams up by the server's
+    /// RTCP sender reports, as `rtpbin` does for plain RTP.
+    init(rtsp url: String, port: Int, file: URL) throws {
+      self.file = file
+      // Each depayloader takes the one stream whose caps it accepts, whichever pad comes first.
+      pipeline = try Pipeline(
+        parsing: """
+          rtspsrc name=s location="\(url)" latency=200 protocols=udp port-range=\(port)-\(port + 3) \
+          s. ! rtpvp8depay ! queue ! mux. \
+          s. ! rtpopusdepay ! opusparse ! queue ! mux. \
           matroskamux name=mux ! filesink location="\(file.path)"
           """)
       try pipeline.play()

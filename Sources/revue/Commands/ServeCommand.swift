@@ -19,6 +19,9 @@ struct ServeOptions: Equatable {
   var noAuth = false
   var duration: Int?
   var json = false
+  /// `--audio`: the microphone served beside the camera, in Opus (the sync signal's beeps with
+  /// `--test-pattern`).
+  var audio = false
 
   /// Parses `revue serve`'s options; `environment` holds `REVUE_RTSP_PASSWORD` (``Secret``),
   /// as `--password` with `--user`. Nil for `--help`.
@@ -73,6 +76,7 @@ struct ServeOptions: Equatable {
       case "--bitrate": options.bitrate = try reader.count(option)
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
+      case "--audio": options.audio = true
       case "--help", "-h": return nil
       default: guard try password.take(option, from: &reader) else { throw reader.unknown(option) }
       }
@@ -97,7 +101,7 @@ struct ServeOptions: Equatable {
 }
 
 /// `revue serve --rtsp`: a camera (or the virtual camera, or a test pattern) served to RTSP
-/// clients, encoded once for all of them.
+/// clients, encoded once for all of them; with `--audio`, the microphone too, in the same media.
 struct ServeCommand {
   var options: ServeOptions
 
@@ -110,14 +114,35 @@ struct ServeCommand {
     let size = capturer.dimensions ?? options.size
     let encoding = VideoEncoding(
       maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    var microphone: LocalAudioTrack?
+    if options.audio {
+      let audio = LocalAudioTrack.createMicrophoneTrack(
+        options: try await StreamCommand.microphoneOptions(for: options.source))
+      do {
+        try await audio.capturer?.startCapture()
+      } catch {
+        try await capturer.stopCapture()
+        throw error
+      }
+      microphone = audio
+    }
     let credentials = options.user.map { [RTSPBroadcast.Credentials(user: $0, password: options.password ?? "")] } ?? []
-    let broadcast = try RTSPBroadcast(
-      track: track, address: options.address, port: options.port, path: options.path, codec: options.codec,
-      encoding: encoding, credentials: credentials, authentication: options.authentication)
+    let broadcast: RTSPBroadcast
+    do {
+      broadcast = try RTSPBroadcast(
+        track: track, address: options.address, port: options.port, path: options.path, codec: options.codec,
+        encoding: encoding, audio: microphone, credentials: credentials, authentication: options.authentication)
+    } catch {
+      try await capturer.stopCapture()
+      try await microphone?.capturer?.stopCapture()
+      throw error
+    }
     let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
+    let sound =
+      microphone.map { " with \(($0.capturer as? MicrophoneCapturer)?.device?.name ?? $0.name) in Opus" } ?? ""
     FileHandle.standardError.write(
       Data(
-        ("revue: serving \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
+        ("revue: serving \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps\(sound)"
           + " on \(broadcast.url.absoluteString) (UDP and TCP\(protection))\n").utf8))
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
@@ -137,7 +162,9 @@ struct ServeCommand {
     let final = broadcast.statistics
     broadcast.stop()
     try await capturer.stopCapture()
+    try await microphone?.capturer?.stopCapture()
+    let audio = microphone == nil ? "" : " and \(final.audioBuffersSent) audio buffers"
     FileHandle.standardError.write(
-      Data("revue: served \(final.framesSent) frames, \(final.encodersStarted) encoder(s) started\n".utf8))
+      Data("revue: served \(final.framesSent) frames\(audio), \(final.encodersStarted) encoder(s) started\n".utf8))
   }
 }

@@ -135,7 +135,7 @@ struct StreamCommand {
         adaptiveBitrate: !options.fixedBitrate))
     var microphone: LocalAudioTrack?
     if options.audio {
-      let track = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions())
+      let track = LocalAudioTrack.createMicrophoneTrack(options: try await Self.microphoneOptions(for: options.source))
       try await track.capturer?.startCapture()
       _ = try await participant.publish(audioTrack: track)
       microphone = track
@@ -194,7 +194,7 @@ struct StreamCommand {
       maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
     var microphone: LocalAudioTrack?
     if options.audio {
-      let audio = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions())
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: try await Self.microphoneOptions(for: options.source))
       try await audio.capturer?.startCapture()
       microphone = audio
     }
@@ -256,13 +256,13 @@ struct StreamCommand {
     }
   }
 
-  /// The first microphone, or a virtual one (said so) when there is none; with the test
-  /// pattern, always the virtual microphone of the sync signal, which beeps as the pattern
-  /// flashes. A virtual microphone is captured without voice processing: noise suppression would
-  /// take its steady beep for noise.
-  private func microphoneOptions() async throws -> AudioCaptureOptions {
+  /// The microphone for `source` (of `revue stream` and `revue serve`): the first one, or a
+  /// virtual one (said so) when there is none; with the test pattern, always the virtual
+  /// microphone of the sync signal, which beeps as the pattern flashes. A virtual microphone is
+  /// captured without voice processing: noise suppression would take its steady beep for noise.
+  static func microphoneOptions(for source: StreamOptions.Source) async throws -> AudioCaptureOptions {
     let device: CaptureDevice
-    if case .testPattern = options.source {
+    if case .testPattern = source {
       device = try await VirtualDevices.microphone(name: "Sync Signal", signal: .sync)
     } else {
       let (found, isVirtual) = try await VirtualDevices.microphoneOrVirtual()

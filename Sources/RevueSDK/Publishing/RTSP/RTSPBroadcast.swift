@@ -2,23 +2,28 @@ import Foundation
 import GStreamer
 import Synchronization
 
-/// A local video track served to RTSP clients (VLC, ffmpeg, NVRs, `rtspsrc`) by gst-rtsp-server:
-/// captured and encoded once, whatever the number of clients, and sent to each over UDP or
-/// interleaved in its RTSP connection (TCP), optionally behind a user name and password.
+/// A local video track, and an audio track if given, served to RTSP clients (VLC, ffmpeg, NVRs,
+/// `rtspsrc`) by gst-rtsp-server: captured and encoded once, whatever the number of clients, and
+/// sent to each over UDP or interleaved in its RTSP connection (TCP), optionally behind a user
+/// name and password.
 ///
 ///     let broadcast = try RTSPBroadcast(track: camera, port: 8554)
 ///     print(broadcast.url)  // rtsp://HOST:8554/camera
 ///
 /// The encoder runs while at least one client plays: the first client's `PLAY` builds it, the
 /// last client's `TEARDOWN` (or a dropped connection, once its session times out) ends it.
-/// Frames carry their capture time (``SourceFeed``). A fault of that media (an encoder or a socket
-/// that fails) reaches ``events``; an error ends the media and its clients' sessions, not the
-/// broadcast: the next client has a new one built.
+/// Frames and audio carry their capture time (``SourceFeed``), in the one running time of the
+/// media: the server's RTCP sender reports map both streams' RTP times onto one clock, by which a
+/// client that lines streams up by them (`rtspsrc`) plays the audio in sync with the video. A
+/// fault of that media (an encoder or a socket that fails) reaches ``events``; an error ends the
+/// media and its clients' sessions, not the broadcast: the next client has a new one built.
 public final class RTSPBroadcast: Sendable {
   /// What the broadcast has done.
   public struct Statistics: Sendable, Hashable {
     /// Frames the track gave to an encoder.
     public var framesSent: Int
+    /// Audio buffers the audio track gave to its encoder (none without one).
+    public var audioBuffersSent: Int
     /// Encoders started so far: one for every client while they share it, another when a client
     /// comes after the last one left.
     public var encodersStarted: Int
@@ -45,6 +50,8 @@ public final class RTSPBroadcast: Sendable {
   public let port: Int
   /// The codec the track is encoded with.
   public let codec: VideoCodec
+  /// The audio track served beside the video (in Opus), if any.
+  public let audio: LocalAudioTrack?
 
   private let server: RTSPServer
   let feed = Feed()
@@ -60,6 +67,8 @@ public final class RTSPBroadcast: Sendable {
   ///   - path: the path clients ask for, from `/`.
   ///   - codec: H.264 by default (what VLC, NVRs and browsers' RTSP gateways all take), or VP8.
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - audio: an audio track (a microphone) to serve beside the video, as a second stream of
+  ///     the media, in Opus at 48 kHz (`audioEncoding`, 48 kb/s by default).
   ///   - credentials: the users let in; none lets anyone in.
   ///   - authentication: how users prove who they are: digest by default, which never sends the
   ///     password.
@@ -67,7 +76,8 @@ public final class RTSPBroadcast: Sendable {
   ///   with `/` or an address the server cannot listen on (in use, not this host's).
   public init(
     track: LocalVideoTrack, address: String = "127.0.0.1", port: Int = 8554, path: String = "/camera",
-    codec: VideoCodec = .h264, encoding: VideoEncoding? = nil, credentials: [Credentials] = [],
+    codec: VideoCodec = .h264, encoding: VideoEncoding? = nil, audio: LocalAudioTrack? = nil,
+    audioEncoding: AudioEncoding = .presetMusic, credentials: [Credentials] = [],
     authentication: Authentication = .digest
   ) throws(RevueError) {
     guard path.hasPrefix("/"), !path.contains(where: \.isWhitespace) else {
@@ -82,9 +92,18 @@ public final class RTSPBroadcast: Sendable {
     let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
     let chain = VideoEncoder(codec, layer, scaled: false).description()
     // The payloader of stream 0 is pay0; the server gives it its payload type, as in its SDP.
-    let launch =
+    // The audio, stream 1, is a branch of the same pipeline: one clock and one base time for
+    // both appsrcs, so that the capture times the feeds stamp are on one timeline.
+    var launch =
       "( appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"
-      + " ! \(chain) name=pay0 pt=96 )"
+      + " ! \(chain) name=pay0 pt=96"
+    if audio != nil {
+      launch +=
+        " appsrc name=audiosource is-live=true format=time max-buffers=8 leaky-type=downstream"
+        + " ! audioconvert ! audioresample ! opusenc bitrate=\(audioEncoding.maxBitrate) inband-fec=true"
+        + " frame-size=20 ! rtpopuspay name=pay1 pt=111"
+    }
+    launch += " )"
     let feed = self.feed
     let status = StreamStatus(name: "the RTSP media of \(track.name)")
     // An error ends the media it came from (the server closes its clients), not the broadcast.
@@ -94,12 +113,14 @@ public final class RTSPBroadcast: Sendable {
     self.status = status
     server.onPlay { feed.clientJoined() }
     self.track = track
+    self.audio = audio
     self.codec = codec
     self.port = server.port
     let host = ["0.0.0.0", "::", ""].contains(address) ? ProcessInfo.processInfo.hostName : address
     let bracketed = host.contains(":") ? "[\(host)]" : host
     url = URL(string: "rtsp://\(bracketed):\(server.port)\(path)")!
     track.add(videoRenderer: feed.frames)
+    audio?.add(audioRenderer: feed.audio)
   }
 
   deinit { stop() }
@@ -115,20 +136,23 @@ public final class RTSPBroadcast: Sendable {
   public var statistics: Statistics {
     let state = feed.state.withLock { $0 }
     return Statistics(
-      framesSent: feed.frames.framesSent, encodersStarted: state.encodersStarted, sessions: server.sessionCount,
+      framesSent: feed.frames.framesSent, audioBuffersSent: feed.audio.framesSent,
+      encodersStarted: state.encodersStarted, sessions: server.sessionCount,
       keyframeRequests: state.keyframeRequests.received, keyframeRequestsHonoured: state.keyframeRequests.honoured)
   }
 
   /// Ends every client's session and stops serving; the track goes on.
   public func stop() {
     track.remove(videoRenderer: feed.frames)
+    audio?.remove(audioRenderer: feed.audio)
     server.stop()
     feed.frames.attach(nil)
+    feed.audio.attach(nil)
     status.stopped()
   }
 
-  /// Takes the track's frames to the encoder of the media playing now, if one is, and asks it
-  /// for keyframes.
+  /// Takes the track's frames (and the audio track's buffers) to the encoders of the media
+  /// playing now, if one is, and asks the video encoder for keyframes.
   final class Feed: Sendable {
     struct State {
       /// The payloader, whose output is where keyframe requests come from (RTCP, new clients).
@@ -142,14 +166,17 @@ public final class RTSPBroadcast: Sendable {
     }
     let state = Mutex(State())
     let frames = SourceFeed()
+    /// The audio track's buffers, to the media's `audiosource` (when it has one).
+    let audio = SourceFeed()
 
-    /// A media was built for the first client (or the first after all left): its source is
-    /// the one fed from now on, and keyframe requests reach its encoder at most every 250 ms.
+    /// A media was built for the first client (or the first after all left): its sources are
+    /// the ones fed from now on, and keyframe requests reach its encoder at most every 250 ms.
     func attach(_ media: Bin) {
       guard let source = try? media.element(named: "source", as: AppSrc.self) else {
         return RevueLog.log(.error, "RTSP", "the media has no source: nothing will be sent")
       }
       frames.attach(source)
+      audio.attach(try? media.element(named: "audiosource", as: AppSrc.self))
       let payloader = media.element(named: "pay0")
       RTPSender.limitKeyframeRequests(on: payloader) { [weak self] honoured in
         self?.state.withLock { state in
