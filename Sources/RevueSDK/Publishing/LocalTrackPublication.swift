@@ -152,7 +152,7 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .audio(encoding, dtx: dtx)
-    let chain = AudioEncoder(encoding: encoding, dtx: dtx).description
+    let chain = AudioEncoder(encoding: encoding, dtx: dtx).description()
     status = StreamStatus(name: "the opus publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
     let sender = try RTPSender(

@@ -11,10 +11,10 @@ struct AudioEncoder: Sendable, Hashable {
   /// above 0, whatever `inband-fec` says.
   static let expectedLossPercent = 10
 
-  /// From raw audio to the payloader, in gst-launch syntax, the encoder named `encoder`; the
-  /// payloader last, so that the caller can add its own properties after it.
-  var description: String {
-    "audioconvert ! audioresample ! opusenc name=encoder bitrate=\(encoding.maxBitrate) inband-fec=true"
+  /// From raw audio to the payloader, in gst-launch syntax, the encoder named `encoderName`;
+  /// the payloader last, so that the caller can add its own properties after it.
+  func description(encoderName: String = "encoder") -> String {
+    "audioconvert ! audioresample ! opusenc name=\(encoderName) bitrate=\(encoding.maxBitrate) inband-fec=true"
       + " packet-loss-percentage=\(Self.expectedLossPercent) dtx=\(dtx) frame-size=20 ! rtpopuspay"
   }
 }

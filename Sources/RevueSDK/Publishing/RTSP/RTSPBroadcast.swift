@@ -95,13 +95,11 @@ public final class RTSPBroadcast: Sendable {
     // The audio, stream 1, is a branch of the same pipeline: one clock and one base time for
     // both appsrcs, so that the capture times the feeds stamp are on one timeline.
     var launch =
-      "( appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"
-      + " ! \(chain) name=pay0 pt=96"
+      "( \(SourceFeed.source()) ! \(chain) name=pay0 pt=96"
     if audio != nil {
       launch +=
-        " appsrc name=audiosource is-live=true format=time max-buffers=8 leaky-type=downstream"
-        + " ! audioconvert ! audioresample ! opusenc bitrate=\(audioEncoding.maxBitrate) inband-fec=true"
-        + " frame-size=20 ! rtpopuspay name=pay1 pt=111"
+        " \(SourceFeed.source(named: "audiosource", audio: true))"
+        + " ! \(AudioEncoder(encoding: audioEncoding, dtx: false).description(encoderName: "audioencoder")) name=pay1 pt=111"
     }
     launch += " )"
     let feed = self.feed

@@ -243,8 +243,7 @@ public final class WHIPPublication: Sendable {
           let rtp =
             "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
             + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
-          let source =
-            "appsrc name=source is-live=true format=time max-buffers=2 leaky-type=downstream"
+          let source = SourceFeed.source()
           if layers.count == 1 {
             let (sender, output) = try Self.addSender(
               source + " ! \(VideoEncoder(codec, layers[0], scaled: false).description())"
@@ -284,8 +283,8 @@ public final class WHIPPublication: Sendable {
           let opus =
             "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
           let (_, output) = try Self.addSender(
-            "appsrc name=source is-live=true format=time max-buffers=8 leaky-type=downstream"
-              + " ! \(AudioEncoder(encoding: encoding, dtx: false).description) ! capsfilter name=rtp caps=\"\(opus)\"",
+            SourceFeed.source(audio: true)
+              + " ! \(AudioEncoder(encoding: encoding, dtx: false).description()) ! capsfilter name=rtp caps=\"\(opus)\"",
             to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)
           outputs.append(("audio", output))
         }
