@@ -6,6 +6,7 @@ frames, 20 ms each) on standard output, and ends a session on DELETE.
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
                           [--close-after-30-frames] [--location-origin ORIGIN] [--drop-percent P]
+                          [--address A] [--fps]
 
 --token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
 --malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
@@ -18,6 +19,9 @@ origin (where this endpoint is not: its DELETE goes there).
 path would, before anything reads them: aiortc asks for them again (RTCP NACK) and takes the
 retransmissions (RTX) the offer announces; it prints `lost N nacked M retransmitted R` with the
 frame counts (packets dropped, packets it asked for, retransmissions that came).
+--address: the address to serve on (127.0.0.1 by default; a network namespace's own).
+--fps: also prints `fps N second S` for each second of video from the first frame (N frames
+decoded in second S; 0 for a second with none).
 Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
@@ -64,16 +68,32 @@ def say(line):
     print(line, flush=True)
 
 
-async def count_frames(track, session, close=None):
-    """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50);
-    calls `close` after 30 video frames when given."""
+async def count_frames(track, session, close=None, per_second=False):
+    """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50),
+    and with `per_second` the video frames of each second (`fps N second S`); calls `close`
+    after 30 video frames when given."""
     frames, every, label = 0, (10 if track.kind == "video" else 50), ("frames" if track.kind == "video" else "audio frames")
+    per_second = per_second and track.kind == "video"
+    counted = {"second": 0, "frames": 0}
+
+    def tick(at):
+        # Each second from the first frame, on the loop's clock, whether frames came or not.
+        counted["second"] += 1
+        say(f"fps {counted['frames']} second {counted['second']}")
+        counted["frames"] = 0
+        loop.call_at(at + 1, tick, at + 1)
+
+    loop = asyncio.get_running_loop()
     while True:
         try:
             await track.recv()
         except Exception:
             return
         frames += 1
+        if per_second:
+            if frames == 1:
+                loop.call_at(loop.time() + 1, tick, loop.time() + 1)
+            counted["frames"] += 1
         if frames % every == 0:
             losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
             say(f"{label} {frames} session {session}" + (losses if track.kind == "video" else ""))
@@ -92,6 +112,8 @@ def main():
     parser.add_argument("--close-after-30-frames", action="store_true")
     parser.add_argument("--location-origin")
     parser.add_argument("--drop-percent", type=float)
+    parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--fps", action="store_true")
     options = parser.parse_args()
     if options.drop_percent:
         lose(options.drop_percent)
@@ -126,7 +148,9 @@ def main():
         @pc.on("track")
         def on_track(track):
             say(f"track {track.kind} session {session}")
-            asyncio.ensure_future(count_frames(track, session, close if options.close_after_30_frames else None))
+            asyncio.ensure_future(
+                count_frames(track, session, close if options.close_after_30_frames else None, options.fps)
+            )
 
         @pc.on("connectionstatechange")
         async def on_state():
@@ -162,7 +186,7 @@ def main():
         app.router.add_delete("/resource/{session}", delete)
         runner = web.AppRunner(app)
         await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", options.port).start()
+        await web.TCPSite(runner, options.address, options.port).start()
         say(f"listening {options.port}")
         await asyncio.Event().wait()
 

@@ -208,6 +208,31 @@ import Testing
       "\(path.trace.suffix(40))")
   }
 
+  /// The receiver's estimate (REMB) caps the target: down to it at once, and no increase
+  /// beyond it while clean reports would raise it.
+  @Test func theReceiversEstimateCapsTheTarget() {
+    var controller = BitrateController(ceiling: 1_500_000, start: 300_000)
+    #expect(controller.target == 300_000 && controller.reason == .initial)
+    let changed = controller.receiverEstimated(240_000, at: .seconds(1))
+    #expect(changed)
+    #expect(controller.target == 240_000 && controller.reason == .receiverEstimate(240_000))
+    var last = Self.report(after: nil, packets: 30)
+    controller.update(last)
+    for _ in 0..<10 {
+      last = Self.report(after: last, packets: 30)
+      controller.update(last)
+    }
+    #expect(controller.target == 240_000, "clean reports do not pass the receiver's estimate")
+    // A higher estimate lets it climb again, to that.
+    controller.receiverEstimated(2_000_000, at: last.time)
+    for _ in 0..<20 {
+      last = Self.report(after: last, packets: 300)
+      controller.update(last)
+    }
+    #expect(controller.target == 1_500_000)
+    #expect("\(BitrateChangeReason.receiverEstimate(240_000))" == "REMB 240 kb/s")
+  }
+
   @Test func lossBetweenTwoAndTenPercentHoldsTheTarget() {
     var controller = BitrateController(ceiling: 1_000_000)
     // Down first, so that there is room to go up: 30 % lost of what was sent.

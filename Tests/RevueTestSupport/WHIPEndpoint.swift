@@ -7,11 +7,13 @@ import Testing
 /// `published room ROOM feed FEED`. Both print `deleted session` when a session is deleted.
 public enum WHIPEndpoint {
   /// Starts the endpoint with `options` (`--token T`, `--status CODE`, `--malformed-answer`,
-  /// `--unreachable`, `--close-after-30-frames`, `--location-origin ORIGIN`) on a free port of
-  /// 127.0.0.1, within 20 s;
+  /// `--unreachable`, `--close-after-30-frames`, `--location-origin ORIGIN`, `--fps`…) on a free
+  /// port of 127.0.0.1, or of `namespace`'s address when given (run inside it), within 20 s;
   /// returns it and the URL to publish to.
-  public static func start(_ options: [String] = []) async throws -> (endpoint: Subprocess, url: URL) {
-    try await run("whip_endpoint.py", options, path: "/whip/camera")
+  public static func start(_ options: [String] = [], in namespace: NetworkNamespace? = nil) async throws -> (
+    endpoint: Subprocess, url: URL
+  ) {
+    try await run("whip_endpoint.py", options, path: "/whip/camera", in: namespace)
   }
 
   /// Starts the WHIP front end of `janus`'s VideoRoom (Janus started with the `videoroom`
@@ -37,12 +39,18 @@ public enum WHIPEndpoint {
     }
   }
 
-  private static func run(_ script: String, _ arguments: [String], path: String) async throws -> (Subprocess, URL) {
+  private static func run(
+    _ script: String, _ arguments: [String], path: String, in namespace: NetworkNamespace? = nil
+  ) async throws -> (Subprocess, URL) {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../Peers/\(script)").standardized
     let port = FreePorts.tcp()
-    let endpoint = try Subprocess(URL(fileURLWithPath: "/usr/bin/python3"), [file.path, "\(port)"] + arguments)
+    var command = ["/usr/bin/python3", file.path, "\(port)"] + arguments
+    if let namespace { command += ["--address", namespace.address] }
+    let (program, programArguments) =
+      namespace?.command(command) ?? (URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
+    let endpoint = try Subprocess(program, programArguments)
     try await endpoint.waitForOutput(containing: "listening", within: 20)
-    return (endpoint, URL(string: "whip+http://127.0.0.1:\(port)\(path)")!)
+    return (endpoint, URL(string: "whip+http://\(namespace?.address ?? "127.0.0.1"):\(port)\(path)")!)
   }
 }

@@ -182,6 +182,47 @@ extension Buffer {
     }
   }
 
+  /// The bitrate a receiver estimates the path carries, in bits per second, from the first
+  /// REMB message of this RTCP packet (an application-layer feedback message, PSFB 15, whose
+  /// FCI starts with `REMB`: draft-alvestrand-rmcat-remb), and the media SSRCs it is about; nil
+  /// when it holds none. A reduced-size packet (RFC 5506: the REMB alone) counts. Janus, aiortc and libwebrtc send it when the offer lists `goog-remb`.
+  public var rtcpReceiverEstimate: (bitsPerSecond: Int, ssrcs: [UInt32])? {
+    withRTCP(reducedSize: true) { rtcp -> (Int, [UInt32])? in
+      var packet = GstRTCPPacket()
+      var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
+      while more {
+        if gst_rtcp_packet_get_type(&packet) == GST_RTCP_TYPE_PSFB,
+          gst_rtcp_packet_fb_get_type(&packet) == GST_RTCP_PSFB_TYPE_AFB,
+          let fci = gst_rtcp_packet_fb_get_fci(&packet)
+        {
+          let words = Int(gst_rtcp_packet_fb_get_fci_length(&packet))
+          let bytes = Array(UnsafeBufferPointer(start: fci, count: words * 4))
+          if let estimate = Self.receiverEstimate(fci: bytes) { return estimate }
+        }
+        more = gst_rtcp_packet_move_to_next(&packet) != 0
+      }
+      return nil
+    }
+  }
+
+  /// A REMB message's bitrate and SSRCs from its FCI: `REMB`, the number of SSRCs, a 6-bit
+  /// exponent and an 18-bit mantissa, the SSRCs; nil when the FCI is no REMB or is cut short.
+  static func receiverEstimate(fci bytes: [UInt8]) -> (Int, [UInt32])? {
+    guard bytes.count >= 8, bytes[0..<4] == [0x52, 0x45, 0x4D, 0x42] else { return nil }
+    let count = Int(bytes[4])
+    guard bytes.count >= 8 + 4 * count else { return nil }
+    let exponent = Int(bytes[5] >> 2)
+    let mantissa = Int(bytes[5] & 0x03) << 16 | Int(bytes[6]) << 8 | Int(bytes[7])
+    // 2^63 and beyond: no path carries that; say the most an Int holds.
+    let bitrate =
+      exponent + (Int.bitWidth - mantissa.leadingZeroBitCount) >= Int.bitWidth - 1
+      ? Int.max : mantissa << exponent
+    let ssrcs = (0..<count).map { index in
+      bytes[(8 + 4 * index)..<(12 + 4 * index)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+    return (bitrate, ssrcs)
+  }
+
   /// The sender information of the first sender report in this RTCP buffer (a compound
   /// packet); nil when it has none or is not valid RTCP.
   ///
@@ -225,10 +266,13 @@ extension Buffer {
     }
   }
 
-  /// `body` with this buffer mapped as RTCP; nil when it is not valid RTCP.
-  private func withRTCP<T>(_ body: (inout GstRTCPBuffer) -> T?) -> T? {
+  /// `body` with this buffer mapped as RTCP; nil when it is not valid RTCP: a compound packet
+  /// (RFC 3550, a report first), or with `reducedSize` any run of RTCP packets (RFC 5506, as
+  /// receivers send feedback alone: aiortc its REMB).
+  private func withRTCP<T>(reducedSize: Bool = false, _ body: (inout GstRTCPBuffer) -> T?) -> T? {
     withPointer { pointer -> T? in
-      guard gst_rtcp_buffer_validate(pointer) != 0 else { return nil }
+      let valid = reducedSize ? gst_rtcp_buffer_validate_reduced(pointer) : gst_rtcp_buffer_validate(pointer)
+      guard valid != 0 else { return nil }
       var rtcp = GstRTCPBuffer()
       guard gst_rtcp_buffer_map(pointer, GST_MAP_READ, &rtcp) != 0 else { return nil }
       defer { gst_rtcp_buffer_unmap(&rtcp) }

@@ -31,3 +31,56 @@ extension Element {
     return extensionElement
   }
 }
+
+extension Pad {
+  /// The URI of the absolute send time header extension, which receivers that estimate the
+  /// path's bandwidth from packet delays (REMB: libwebrtc, aiortc, Janus) read.
+  public static let absoluteSendTimeURI = "http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time"
+
+  /// Writes the absolute send time header extension (``absoluteSendTimeURI``: 24 bits, seconds
+  /// in 6.18 fixed point, of the monotonic clock when the packet passes) as one-byte extension
+  /// `id` (RFC 8285) into every RTP packet that passes this pad, in buffers and buffer lists.
+  /// GStreamer 1.22 has no header extension element for it; the caps that announce it
+  /// (`extmap-ID`) are the caller's. Returns the probe's id.
+  ///
+  /// The corresponding C function is `gst_rtp_buffer_add_extension_onebyte_header`.
+  @discardableResult
+  public func writeAbsoluteSendTime(id: Int) -> UInt? {
+    precondition((1...14).contains(id), "a one-byte header extension's id is 1 to 14")
+    let type = GstPadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+    let probe = gst_pad_add_probe(
+      padPointer, type, Trampolines.absoluteSendTime, UnsafeMutableRawPointer(bitPattern: id), nil)
+    return probe == 0 ? nil : UInt(probe)
+  }
+}
+
+extension Trampolines {
+  /// Writes the absolute send time into the probed buffer or list (its id is the user data),
+  /// making them writable first (a shallow copy when shared).
+  static let absoluteSendTime: GstPadProbeCallback = { _, info, userData in
+    guard let info, let data = info.pointee.data else { return GST_PAD_PROBE_OK }
+    let id = guint8(UInt(bitPattern: userData))
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let fixed = (UInt64(now.tv_sec) << 18 + (UInt64(now.tv_nsec) << 18) / 1_000_000_000) & 0xFF_FFFF
+    var bytes: [guint8] = [guint8(fixed >> 16), guint8(fixed >> 8 & 0xFF), guint8(fixed & 0xFF)]
+    let object = gst_mini_object_make_writable(data.assumingMemoryBound(to: GstMiniObject.self))!
+    info.pointee.data = UnsafeMutableRawPointer(object)
+    func write(_ buffer: UnsafeMutablePointer<GstBuffer>) {
+      var rtp = GstRTPBuffer()
+      guard gst_rtp_buffer_map(buffer, GstMapFlags(rawValue: GST_MAP_READ.rawValue | GST_MAP_WRITE.rawValue), &rtp) != 0
+      else { return }
+      _ = gst_rtp_buffer_add_extension_onebyte_header(&rtp, id, &bytes, 3)
+      gst_rtp_buffer_unmap(&rtp)
+    }
+    if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
+      write(UnsafeMutableRawPointer(object).assumingMemoryBound(to: GstBuffer.self))
+    } else {
+      let list = OpaquePointer(object)
+      for index in 0..<gst_buffer_list_length(list) {
+        if let buffer = gst_buffer_list_get_writable(list, index) { write(buffer) }
+      }
+    }
+    return GST_PAD_PROBE_OK
+  }
+}

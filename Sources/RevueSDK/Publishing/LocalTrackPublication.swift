@@ -245,7 +245,10 @@ public final class LocalTrackPublication: Sendable {
   public func statistics(layer: Int) -> Statistics? {
     guard case .rtp(let sender) = transport else {
       guard layer == 0, case .whip(let whip) = transport else { return nil }
-      return statistics(whip.counters, key: 0)
+      var statistics = statistics(whip.counters, key: 0)
+      let target = whip.statistics
+      (statistics.targetBitrate, statistics.targetBitrateReason) = (target.targetBitrate, target.targetBitrateReason)
+      return statistics
     }
     guard sender.streams.indices.contains(layer) else { return nil }
     var statistics = statistics(sender.statistics(layer), key: layer)
@@ -257,13 +260,14 @@ public final class LocalTrackPublication: Sendable {
     return statistics
   }
 
-  /// The congestion control of a layer's stream: from its maxBitrate down to where its frame
-  /// rate halves and below.
-  private static func adaptation(for layer: VideoParameters) -> BitrateAdaptation {
+  /// The congestion control of a layer's stream: from its maxBitrate (or `start`) down to where
+  /// its frame rate halves and below.
+  static func adaptation(for layer: VideoParameters, start: Int? = nil) -> BitrateAdaptation {
     BitrateAdaptation(
       ceiling: layer.encoding.maxBitrate,
       halvingFloor: BitrateController.halvingFloor(
-        width: Int(layer.dimensions.width), height: Int(layer.dimensions.height), fps: layer.encoding.maxFps))
+        width: Int(layer.dimensions.width), height: Int(layer.dimensions.height), fps: layer.encoding.maxFps),
+      start: start)
   }
 
   /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now

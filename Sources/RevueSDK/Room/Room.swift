@@ -281,8 +281,8 @@ public final class Room: Sendable {
     if case .whip(let endpoint, let token, let timeout) = destination {
       let whip = try await WHIPPublication(
         video: (track, options.layers(for: size, toSFU: true)), audio: nil, codec: options.preferredCodec,
-        to: endpoint, token: token, timeout: timeout)
-      Self.warnOfWhatWHIPLacks(options, track: track)
+        to: endpoint, token: token, adaptiveBitrate: options.adaptiveBitrate, timeout: timeout)
+      Self.warnOfWhatWHIPLacks(options, whip: whip, track: track)
       return keep(LocalTrackPublication(whip: whip, track: track, media: .video(options.preferredCodec, whip.layers)))
     }
     let layers = options.layers(for: size)
@@ -294,10 +294,12 @@ public final class Room: Sendable {
   }
 
   /// Says, once for a WHIP publication of `track`, which of `options` it cannot honour: adaptive
-  /// bitrate and FEC (its statistics say what is on).
-  private static func warnOfWhatWHIPLacks(_ options: VideoPublishOptions, track: LocalVideoTrack) {
+  /// bitrate for simulcast layers, and FEC (its statistics say what is on).
+  private static func warnOfWhatWHIPLacks(
+    _ options: VideoPublishOptions, whip: WHIPPublication, track: LocalVideoTrack
+  ) {
     var lacking: [String] = []
-    if options.adaptiveBitrate { lacking.append("adaptive bitrate") }
+    if options.adaptiveBitrate, !whip.statistics.adaptiveBitrate { lacking.append("adaptive bitrate") }
     if options.lossRecovery.contains(.fec) { lacking.append("FEC") }
     guard !lacking.isEmpty else { return }
     RevueLog.log(

@@ -21,10 +21,10 @@ final class BitrateAdaptation: Sendable {
   /// Where the reports' times count from.
   private let origin = ContinuousClock.now
 
-  /// A stream of at most `ceiling` bits per second, which starts there; below `halvingFloor`
-  /// (nil: never) every other frame is dropped.
-  init(ceiling: Int, halvingFloor: Int?) {
-    let controller = BitrateController(ceiling: ceiling, halvingFloor: halvingFloor)
+  /// A stream of at most `ceiling` bits per second, which starts there (or at `start`); below
+  /// `halvingFloor` (nil: never) every other frame is dropped.
+  init(ceiling: Int, halvingFloor: Int?, start: Int? = nil) {
+    let controller = BitrateController(ceiling: ceiling, halvingFloor: halvingFloor, start: start)
     self.controller = Mutex(controller)
     retransmissions = RetransmissionBudget(target: controller.target)
   }
@@ -36,15 +36,22 @@ final class BitrateAdaptation: Sendable {
 
   /// Makes `encoder` the one whose bitrate follows the target, and drops every other frame at
   /// its input while the frame rate is halved. The RTX sender beside it in its bin, if any, is
-  /// read for the retransmissions at each report, and the requests beyond the budget are
-  /// dropped before it.
+  /// attached too (``attach(retransmitter:)``).
   func attach(to encoder: Element?) {
     guard let encoder else { return }
     self.encoder.withLock { $0 = encoder }
-    let retransmitter = (encoder.parent as? Bin)?.elements.first { $0.factoryName == "rtprtxsend" }
-    self.retransmitter.withLock { $0 = retransmitter }
+    let (target, encoderBitrate) = controller.withLock { ($0.target, $0.encoderBitrate) }
+    if target < controller.withLock({ $0.ceiling }) { VideoEncoder.setBitrate(encoderBitrate, of: encoder) }
     let frames = frames
     encoder.staticPad("sink")?.addProbe(.buffer) { _, _ in frames.passes() ? .ok : .drop }
+    attach(retransmitter: (encoder.parent as? Bin)?.elements.first { $0.factoryName == "rtprtxsend" })
+  }
+
+  /// Makes `retransmitter` (an `rtprtxsend`) the stream's: its retransmissions are read at each
+  /// report, and the requests beyond the budget are dropped before it. ``attach(to:)`` finds it
+  /// beside the encoder; one elsewhere (inside `webrtcbin`) is given here.
+  func attach(retransmitter: Element?) {
+    self.retransmitter.withLock { $0 = retransmitter }
     let retransmissions = retransmissions
     retransmitter?.staticPad("src")?.addProbe(.eventUpstream) { [weak self] _, info in
       guard let request = info.event?.structure, request.name == "GstRTPRetransmissionRequest" else { return .ok }
@@ -77,6 +84,19 @@ final class BitrateAdaptation: Sendable {
     let (changed, state) = controller.withLock { controller in
       (
         controller.retransmissionRequested(sequence, at: now),
+        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
+      )
+    }
+    if changed { apply(state) }
+  }
+
+  /// Takes in the receiver's estimate of what the path carries (RTCP REMB), which caps the
+  /// target; sets the encoder's bitrate when the target changed.
+  func receiverEstimated(_ bitsPerSecond: Int) {
+    let now = ContinuousClock.now - origin
+    let (changed, state) = controller.withLock { controller in
+      (
+        controller.receiverEstimated(bitsPerSecond, at: now),
         (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
       )
     }

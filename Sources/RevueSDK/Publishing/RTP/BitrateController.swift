@@ -19,8 +19,12 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
   /// a queue is building at the narrowest link, so it went down to a little below what the
   /// receiver got.
   case delay(Duration)
+  /// The receiver estimated the path carries this many bits per second (RTCP REMB, from the
+  /// delays of the packets it got), less than the target: it went down to that.
+  case receiverEstimate(Int)
 
-  /// A short phrase: `initial`, `increase`, `ceiling`, `loss 35%`, `4 NACKs`, `delay (RTT 180 ms)`.
+  /// A short phrase: `initial`, `increase`, `ceiling`, `loss 35%`, `4 NACKs`, `delay (RTT 180 ms)`,
+  /// `REMB 240 kb/s`.
   public var description: String {
     switch self {
     case .initial: "initial"
@@ -29,6 +33,7 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
     case .loss(let fraction): "loss \(Int((fraction * 100).rounded()))%"
     case .retransmissionRequests(let count): "\(count) NACKs"
     case .delay(let roundTrip): "delay (RTT \(Int(roundTrip / .milliseconds(1))) ms)"
+    case .receiverEstimate(let bitrate): "REMB \(bitrate / 1000) kb/s"
     }
   }
 }
@@ -208,6 +213,9 @@ struct BitrateController: Sendable {
   private var lastDecrease: Duration?
   /// …and for a report.
   private var lastReportedDecrease: Duration?
+  /// The receiver's latest estimate of what the path carries (RTCP REMB), which the target
+  /// never exceeds; nil when it sent none.
+  private(set) var receiverLimit: Int?
   /// The retransmission requests of the latest ``burstWindow``, oldest first from
   /// ``requestsStart``: when, and for which packet.
   private var requests: [(time: Duration, sequence: UInt16)] = []
@@ -216,16 +224,20 @@ struct BitrateController: Sendable {
   /// counted at no cost, whatever the number of copies (a flood cost each request a scan of all).
   private var requestedPackets: [UInt16: Int] = [:]
 
-  /// A controller for a stream of at most `ceiling` bits per second, which starts there.
+  /// A controller for a stream of at most `ceiling` bits per second, which starts there or at
+  /// `start`.
   /// - Parameter halvingFloor: the target below which the frame rate is halved (nil: never);
   ///   ``halvingFloor(width:height:fps:)`` gives it for a layer.
-  init(ceiling: Int, halvingFloor: Int? = nil) {
+  /// - Parameter start: the target to start at (nil: the ceiling), kept between the floor and
+  ///   the ceiling.
+  init(ceiling: Int, halvingFloor: Int? = nil, start: Int? = nil) {
     let ceiling = max(1, ceiling)
     let floor = min(Self.minimumBitrate, ceiling)
     self.ceiling = ceiling
     self.floor = floor
     self.halvingFloor = halvingFloor.flatMap { $0 > floor ? $0 : nil }
     target = ceiling
+    if let start, start < ceiling { set(Double(start), .initial) }
   }
 
   /// The target below which a layer of `width`×`height` at `fps` halves its frame rate:
@@ -298,7 +310,8 @@ struct BitrateController: Sendable {
         !gentle
         ? min(Double(target) * pow(1 + Self.increasePerSecond, counted), received * Self.headroom + 10_000)
         : min(Double(target) * pow(1 + Self.gentleIncreasePerSecond, counted), received * Self.gentleHeadroom)
-      if raised > Double(target) { set(raised, raised >= Double(ceiling) ? .ceiling : .increase) }
+      let limited = min(raised, Double(receiverLimit ?? .max))
+      if limited > Double(target) { set(limited, limited >= Double(ceiling) ? .ceiling : .increase) }
     }
     return (encoderBitrate, halvesFrameRate) != before
   }
@@ -348,6 +361,17 @@ struct BitrateController: Sendable {
     requests.removeAll()
     requestsStart = 0
     requestedPackets.removeAll()
+    return (encoderBitrate, halvesFrameRate) != before
+  }
+
+  /// Takes in the receiver's estimate of what the path carries (RTCP REMB) that came at `time`:
+  /// the target never goes above it (libwebrtc's rule), and goes down to it at once when above.
+  /// Returns whether ``encoderBitrate`` or ``halvesFrameRate`` changed.
+  @discardableResult
+  mutating func receiverEstimated(_ bitsPerSecond: Int, at time: Duration) -> Bool {
+    receiverLimit = bitsPerSecond
+    let before = (encoderBitrate, halvesFrameRate)
+    if bitsPerSecond < target { decrease(to: Double(bitsPerSecond), .receiverEstimate(bitsPerSecond), at: time) }
     return (encoderBitrate, halvesFrameRate) != before
   }
 

@@ -343,26 +343,51 @@ final class RTPSender: Sendable {
     countFrames(leaving: encoder, in: counters)
     countPackets(through: rtpOut.staticPad("sink"), in: counters)
     let ssrc = stream.ssrc
-    let adaptation = stream.adaptation
-    adaptation?.attach(to: encoder)
+    stream.adaptation?.attach(to: encoder)
+    readReports(
+      on: { ssrc }, rtcpOut: [rtcpOut], rtcpIn: [rtcpIn], counters: counters, adaptation: stream.adaptation,
+      reported: reported)
+  }
+
+  /// Reads the receiver reports on the stream `ssrc()` names (0: not known yet) that pass any
+  /// of `rtcpIn` (plain RTCP from the receivers), and their estimates of the path (REMB), which
+  /// cap `adaptation`'s target; each report with its round-trip time, measured on the
+  /// monotonic clock against when the sender report it answers passed one of `rtcpOut`
+  /// (``SentReports``): keeps the latest in `counters`, hands it to `adaptation` with the
+  /// counters then, and calls `reported`.
+  static func readReports(
+    on ssrc: @escaping @Sendable () -> UInt32, rtcpOut: [Pad], rtcpIn: [Pad], counters: Locked<Counters>,
+    adaptation: BitrateAdaptation?, reported: @escaping @Sendable () -> Void = {}
+  ) {
     let sentReports = Locked(SentReports())
-    rtcpOut.addProbe(.buffer) { _, info in
-      guard let report = info.buffer?.rtcpSenderInfo else { return .ok }
-      let now = ContinuousClock.now
-      sentReports.value.withLock { $0.note(ntpTime: report.ntpTime, at: now) }
-      return .ok
-    }
-    rtcpIn.addProbe(.buffer) { _, info in
-      let arrival = ContinuousClock.now
-      guard let block = info.buffer?.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
-      let roundTrip = sentReports.value.withLock { $0.roundTrip(of: block, arrival: arrival) }
-      counters.value.withLock { counters in
-        counters.report = block
-        counters.roundTrip = roundTrip ?? counters.roundTrip
+    for pad in rtcpOut {
+      pad.addProbe(.buffer) { _, info in
+        guard let report = info.buffer?.rtcpSenderInfo else { return .ok }
+        let now = ContinuousClock.now
+        sentReports.value.withLock { $0.note(ntpTime: report.ntpTime, at: now) }
+        return .ok
       }
-      adaptation?.reported(block, roundTrip: roundTrip, sent: counters.value.withLock { $0 })
-      reported()
-      return .ok
+    }
+    for pad in rtcpIn {
+      pad.addProbe(.buffer) { _, info in
+        let arrival = ContinuousClock.now
+        let ssrc = ssrc()
+        guard ssrc != 0, let buffer = info.buffer else { return .ok }
+        if let adaptation, let estimate = buffer.rtcpReceiverEstimate,
+          estimate.ssrcs.isEmpty || estimate.ssrcs.contains(ssrc)
+        {
+          adaptation.receiverEstimated(estimate.bitsPerSecond)
+        }
+        guard let block = buffer.rtcpReportBlocks.last(where: { $0.ssrc == ssrc }) else { return .ok }
+        let roundTrip = sentReports.value.withLock { $0.roundTrip(of: block, arrival: arrival) }
+        counters.value.withLock { counters in
+          counters.report = block
+          counters.roundTrip = roundTrip ?? counters.roundTrip
+        }
+        adaptation?.reported(block, roundTrip: roundTrip, sent: counters.value.withLock { $0 })
+        reported()
+        return .ok
+      }
     }
   }
 

@@ -9,8 +9,10 @@ import Synchronization
 /// A local video track, and an audio track if given, published to a WHIP endpoint (RFC 9725), as
 /// OBS and browsers publish to an SFU or a media server: one WebRTC connection (GStreamer's
 /// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACKs answered with retransmissions (RTX),
-/// keyframe requests answered; the audio in Opus) set up with one HTTP exchange. No congestion
-/// control nor FEC yet: ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say so.
+/// keyframe requests answered; the audio in Opus) set up with one HTTP exchange. A single
+/// video layer follows the path as an RTP publication does, from the endpoint's receiver
+/// reports (``BitrateController``); simulcast layers keep their bitrates, and there is no FEC:
+/// ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say what is on.
 ///
 ///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
 ///     let publication = try await WHIPPublication(publishing: camera, to: url, token: "secret")
@@ -37,10 +39,14 @@ public final class WHIPPublication: Sendable {
     public var packetsSent = 0
     /// The bytes of those packets, RTP headers included.
     public var bytesSent = 0
-    /// Whether the bitrate follows the path: false, as WHIP publications have no congestion
-    /// control yet (the encoders keep their bitrate), whatever
-    /// ``VideoPublishOptions/adaptiveBitrate`` asked.
+    /// Whether the video's bitrate follows the path (the endpoint's receiver reports): with one
+    /// video layer, unless the publication was asked for a fixed bitrate; simulcast layers keep
+    /// theirs.
     public var adaptiveBitrate = false
+    /// The bitrate the video aims at now, when it follows the path.
+    public var targetBitrate: Int?
+    /// Why ``targetBitrate`` last changed.
+    public var targetBitrateReason: BitrateChangeReason?
     /// How lost video packets are recovered beyond keyframe requests (PLI and FIR, which are
     /// answered): retransmission (NACK answered with RTX, which the offer announces), no FEC
     /// yet, whatever ``VideoPublishOptions/lossRecovery`` asked; none without video.
@@ -78,6 +84,8 @@ public final class WHIPPublication: Sendable {
   ///     told apart by its RID, as browsers publish to an SFU. They are sent only if the
   ///     endpoint's answer takes them (an SFU's does); else the full size goes alone.
   ///     ``layers`` says what is sent.
+  ///   - adaptiveBitrate: whether a single video layer's bitrate follows the path, from the
+  ///     endpoint's receiver reports (on by default); simulcast layers keep theirs.
   ///   - timeout: how long each step may take: the first frame, the HTTP exchange (in all,
   ///     however slowly the endpoint sends), the connection (ICE and DTLS).
   /// - Throws: ``RevueError``: `.invalidInput` for a URL of another scheme; `.network` for an
@@ -88,12 +96,12 @@ public final class WHIPPublication: Sendable {
   public convenience init(
     publishing track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to url: URL, token: String? = nil,
     codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, simulcast: Bool = true,
-    audioEncoding: AudioEncoding = .presetMusic, timeout: Duration = .seconds(10)
+    audioEncoding: AudioEncoding = .presetMusic, adaptiveBitrate: Bool = true, timeout: Duration = .seconds(10)
   ) async throws(RevueError) {
     let layers = VideoPublishOptions(encoding: encoding, simulcast: simulcast).layers(for: track.publishedSize)
     try await self.init(
       video: (track, layers), audio: audio.map { ($0, audioEncoding) }, codec: codec, to: url, token: token,
-      timeout: timeout)
+      adaptiveBitrate: adaptiveBitrate, timeout: timeout)
   }
 
   /// Publishes a video track in `layers` (the full size first; more than one are offered as
@@ -101,7 +109,7 @@ public final class WHIPPublication: Sendable {
   /// public initializer says.
   init(
     video: (LocalVideoTrack, [VideoParameters])?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
-    to url: URL, token: String?, timeout: Duration
+    to url: URL, token: String?, adaptiveBitrate: Bool = true, timeout: Duration
   ) async throws(RevueError) {
     endpoint = try Self.httpURL(url)
     try WHIPExchange.checkToken(token, for: endpoint)
@@ -109,7 +117,8 @@ public final class WHIPPublication: Sendable {
     let name = [video?.0.name, audio?.0.name].compactMap { $0 }.joined(separator: " and ")
     let status = StreamStatus(name: "the WHIP publication of \(name)")
     self.status = status
-    let session = try Session(video: video, audio: audio, codec: codec, status: status)
+    let session = try Session(
+      video: video, audio: audio, codec: codec, adaptiveBitrate: adaptiveBitrate, status: status)
     do {
       let offer = try await session.offer(timeout: timeout)
       let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
@@ -119,6 +128,7 @@ public final class WHIPPublication: Sendable {
       layers = try await session.connect(answer: answer, timeout: timeout)
       self.resource = resource
       session.watchConnection()
+      session.followThePath()
     } catch {
       await session.end()
       throw error
@@ -144,9 +154,11 @@ public final class WHIPPublication: Sendable {
   /// What the publication has done so far.
   public var statistics: Statistics {
     let counted = counters
+    let target = session.adaptation?.state
     return Statistics(
       framesSent: session.feed.framesSent, framesEncoded: counted.framesEncoded, keyframes: counted.keyframes,
       audioBuffersSent: session.audioFeed.framesSent, packetsSent: counted.packetsSent, bytesSent: counted.bytesSent,
+      adaptiveBitrate: target != nil, targetBitrate: target?.target, targetBitrateReason: target?.reason,
       lossRecovery: session.track == nil ? [] : .nack,
       connectionState: { if case .failed = state { "failed" } else { session.webrtc.connectionState } }())
   }
@@ -204,6 +216,13 @@ public final class WHIPPublication: Sendable {
     let audio: LocalAudioTrack?
     /// What the video encoder and the payloaders made.
     let counters = Locked(RTPSender.Counters())
+    /// The congestion control of a single video layer; nil for simulcast, audio alone, or a
+    /// fixed bitrate.
+    let adaptation: BitrateAdaptation?
+    /// The video stream's packets alone, and the endpoint's reports on it, for ``adaptation``.
+    private let videoCounters = Locked(RTPSender.Counters())
+    /// The video stream's SSRC, read off its first packet (0 before).
+    private let videoSSRC = Locked(UInt32(0))
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
     /// Whether the session was closed (stopped, or ended by a fault).
@@ -221,7 +240,7 @@ public final class WHIPPublication: Sendable {
 
     init(
       video: (LocalVideoTrack, [VideoParameters])?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
-      status: StreamStatus
+      adaptiveBitrate: Bool, status: StreamStatus
     ) throws(RevueError) {
       track = video?.0
       self.audio = audio?.0
@@ -234,6 +253,7 @@ public final class WHIPPublication: Sendable {
       }
       var outputs: [(String, Pad)] = []
       var simulcast: (rids: [String], sender: Bin, mids: [Element])?
+      var adaptation: BitrateAdaptation?
       do {
         webrtc = try WebRTCBin(name: "webrtc")
         try pipeline.pipeline.add(webrtc.element)
@@ -245,12 +265,30 @@ public final class WHIPPublication: Sendable {
             + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
           let source = SourceFeed.source()
           if layers.count == 1 {
+            // With congestion control, the packets carry their send times (abs-send-time), from
+            // which a receiver estimates the path (REMB, asked for in offer()).
+            let estimate =
+              adaptiveBitrate ? ",extmap-\(Self.absoluteSendTimeID)=(string)\(Pad.absoluteSendTimeURI)" : ""
             let (sender, output) = try Self.addSender(
               source + " ! \(VideoEncoder(codec, layers[0], scaled: false).description())"
-                + " ! capsfilter name=rtp caps=\"\(rtp)\"",
+                + " ! capsfilter name=rtp caps=\"\(rtp)\(estimate)\"",
               to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
             outputs.append(("video", output))
             RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
+            if adaptiveBitrate {
+              adaptation = LocalTrackPublication.adaptation(for: layers[0], start: Self.startBitrate)
+              adaptation?.attach(to: sender.element(named: "encoder"))
+              RTPSender.countPackets(through: output, in: videoCounters)
+              output.writeAbsoluteSendTime(id: Self.absoluteSendTimeID)
+              let videoSSRC = videoSSRC
+              output.addProbe(.buffer) { _, info in
+                guard videoSSRC.value.withLock({ $0 }) == 0, let bytes = info.buffer?.bytes, bytes.count >= 12 else {
+                  return .ok
+                }
+                videoSSRC.value.withLock { $0 = bytes[8..<12].reduce(0) { $0 << 8 | UInt32($1) } }
+                return .ok
+              }
+            }
             videoSender = sender
           } else {
             let rids = SimulcastSDP.rids(count: layers.count)
@@ -294,6 +332,7 @@ public final class WHIPPublication: Sendable {
         throw RevueError(.gstreamer, "cannot start the WHIP sender", underlying: error)
       }
       payloaderOutputs = outputs
+      self.adaptation = adaptation
       self.simulcast = simulcast
       layers = video?.1 ?? []
       track?.add(videoRenderer: feed)
@@ -376,7 +415,8 @@ public final class WHIPPublication: Sendable {
         let offer = try await webrtc.createOffer()
         try await webrtc.setLocalDescription(.offer, sdp: offer)
         try await webrtc.gatheringComplete(timeout: timeout)
-        let made = webrtc.localDescription ?? offer
+        var made = webrtc.localDescription ?? offer
+        if adaptation != nil { made = Self.askingForREMB(made) }
         guard let simulcast else { return made }
         if let mid = SimulcastSDP.firstVideoMID(in: made) {
           for extensionElement in simulcast.mids { try extensionElement.set("mid", mid) }
@@ -465,6 +505,45 @@ public final class WHIPPublication: Sendable {
           try? await Task.sleep(for: .milliseconds(250))
         }
       }
+    }
+
+    /// Where a single video layer's congestion control starts (libwebrtc's start bitrate, as
+    /// browsers publish): it climbs from there as the reports allow. Started at a 1.5 Mb/s
+    /// layer's full rate through a 250 kb/s path, aiortc decoded nothing for 4–5 s: its jitter
+    /// buffer waits for each packet the first seconds lost until 128 packets have come.
+    static let startBitrate = 300_000
+
+    /// The id of the absolute send time header extension in the video's packets.
+    static let absoluteSendTimeID = 3
+
+    /// `offer` with `a=rtcp-fb:96 goog-remb` after the video's `nack pli`: the receiver may
+    /// send its estimate of the path (REMB). `webrtcbin` cannot say it from caps (a field
+    /// `rtcp-fb-goog-remb` becomes `goog remb`, its dashes made spaces).
+    static func askingForREMB(_ offer: String) -> String {
+      offer.replacing("a=rtcp-fb:96 nack pli\r\n", with: "a=rtcp-fb:96 nack pli\r\na=rtcp-fb:96 goog-remb\r\n")
+    }
+
+    /// Once the connection is up, hands the endpoint's receiver reports on the video (read as
+    /// `webrtcbin`'s `rtpbin` takes them in, decrypted) to the congestion control, if there is
+    /// one, with round-trip times against the sender reports `rtpbin` sends, as an RTP
+    /// publication does: sender reports four times a second (``RTPSender/reportInterval``; at
+    /// RFC 3550's five seconds a round-trip time is one sample, repeated, that saw the queue of
+    /// seconds before), and the retransmissions `webrtcbin` answers NACKs with kept within the
+    /// budget of the target (unbudgeted, a congested path's NACKs for most packets were all
+    /// answered, and the retransmissions kept the path full: 0 fps for 4 s at 250 kb/s).
+    func followThePath() {
+      guard let adaptation, let rtpbin = webrtc.element.element(named: "rtpbin") as? Bin else { return }
+      for session in rtpbin.elements where session.factoryName == "rtpsession" {
+        try? session.set("rtcp-min-interval", UInt64(RTPSender.reportInterval))
+      }
+      func all(_ bin: Bin) -> [Element] { bin.elements.flatMap { [$0] + (($0 as? Bin).map(all) ?? []) } }
+      adaptation.attach(retransmitter: all(webrtc.element).first { $0.factoryName == "rtprtxsend" })
+      let videoSSRC = videoSSRC
+      RTPSender.readReports(
+        on: { videoSSRC.value.withLock { $0 } },
+        rtcpOut: rtpbin.pads.filter { $0.name.hasPrefix("send_rtcp_src_") },
+        rtcpIn: rtpbin.pads.filter { $0.name.hasPrefix("recv_rtcp_sink_") }, counters: videoCounters,
+        adaptation: adaptation)
     }
 
     /// Ends the publication with `reason` as an error of `webrtcbin`, unless it was closed: the
