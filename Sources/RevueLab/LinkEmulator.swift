@@ -43,6 +43,9 @@ public final class LinkEmulator: Sendable {
     public var undeliverable = 0
     /// Packets in the emulator now, waiting to leave.
     public var waiting = 0
+    /// When the first packet was sent on (at the receiver's end of the link, less the loopback's
+    /// microseconds); nil until one was.
+    public var firstOut: ContinuousClock.Instant? = nil
 
     /// No packets yet.
     public init() {}

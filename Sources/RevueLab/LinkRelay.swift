@@ -212,6 +212,7 @@ struct LinkRelay: ~Copyable {
       if sent {
         directions[way].counters.packetsOut += 1
         directions[way].counters.bytesOut += packet.data.count
+        if directions[way].counters.firstOut == nil { directions[way].counters.firstOut = .now }
       } else {
         directions[way].counters.undeliverable += 1
       }

@@ -106,6 +106,57 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
     public var outage: Outage? = nil
     /// The hostile datagrams sent to the receiver's ports, in a trial with them.
     public var hostileSent: HostileTraffic.Sent? = nil
+    /// The judge's verdict over every frame from the first, start-up included, to the end of
+    /// ``verdict``'s window (with the same frames left out).
+    public var whole: FrameJudge.Verdict? = nil
+    /// How the tested receiver's picture started.
+    public var startUp: StartUp? = nil
+
+    /// How a receiver's picture started: from the first packet the link delivered to it.
+    public struct StartUp: Sendable, Hashable, CustomStringConvertible {
+      /// From the first packet the link sent on to the tested receiver to the first frame the
+      /// receiver showed intact; nil when it showed none, or no packet came.
+      public var firstPicture: Duration?
+      /// The number of that frame.
+      public var firstFrame: Int?
+      /// Frames the tested receiver showed intact in the second after the first packet.
+      public var intactInFirstSecond: Int
+      /// Frames the reference receiver showed in the second after its first.
+      public var referenceInFirstSecond: Int
+
+      /// Works out the start from both receivers' records and the first packet's arrival.
+      public init(
+        firstPacket: ContinuousClock.Instant?, reference: [FrameProbe.Record], tested: [FrameProbe.Record]
+      ) {
+        var original: [Int: UInt64] = [:]
+        for record in reference where original[record.number] == nil { original[record.number] = record.hash }
+        let intact = tested.filter { original[$0.number] == $0.hash }
+        let first = intact.min { $0.time < $1.time }
+        firstPicture = firstPacket.flatMap { packet in first.map { packet.duration(to: $0.time) } }
+        firstFrame = first?.number
+        intactInFirstSecond =
+          firstPacket.map { packet in
+            Set(intact.filter { $0.time < packet + .seconds(1) }.map(\.number)).count
+          } ?? 0
+        let referenceStart = reference.map(\.time).min()
+        referenceInFirstSecond =
+          referenceStart.map { start in
+            Set(reference.filter { $0.time < start + .seconds(1) }.map(\.number)).count
+          } ?? 0
+      }
+
+      /// `first picture 96 ms after the first packet (frame 0); 30 frames intact in the first
+      /// second (the reference 30)`.
+      public var description: String {
+        let picture =
+          firstPicture.map {
+            "first picture \(Int(($0 / .microseconds(1) / 1000).rounded())) ms after the first packet"
+              + (firstFrame.map { " (frame \($0))" } ?? "")
+          } ?? "no picture"
+        return "\(picture); \(intactInFirstSecond) frames intact in the first second"
+          + " (the reference \(referenceInFirstSecond))"
+      }
+    }
 
     /// An outage and how the two ends came out of it.
     public struct Outage: Sendable, Hashable, CustomStringConvertible {
@@ -151,6 +202,8 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
         + "\(sent.packetsRetransmitted.map(String.init) ?? "—"), keyframes asked \(received.keyframeRequests)"
         + " (\(sent.keyframeRequestsHonoured) made), packets given up \(received.packetsLost)"
         + (outage.map { "; \($0)" } ?? "")
+        + (startUp.map { "; start: \($0)" } ?? "")
+        + (whole.map { "; from the first frame: \($0.framesIntact) of \($0.framesSent) intact" } ?? "")
         + (hostileSent.map {
           "; hostile datagrams \($0): \(received.invalidPackets) not RTP, \(received.packetsFromOtherSenders) from other senders"
         } ?? "")
@@ -159,6 +212,8 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
 
   /// The first and last frames judged.
   public var window: Range<Int> { 60..<max(61, frames - 15) }
+  /// The frames judged start-up included: from the first to the end of ``window``.
+  public var wholeWindow: Range<Int> { 0..<window.upperBound }
 
   /// Runs the trial on loopback: `port` and the three port pairs after it (receiver, reference
   /// receiver, and the emulator's own) must be free.
@@ -225,6 +280,9 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
       sent: publication.statistics, received: remote.videoTrack!.statistics, forward: link.statistics.forward,
       backward: link.statistics.backward)
     result.hostileSent = hostileSent
+    result.startUp = Result.StartUp(
+      firstPacket: link.statistics.forward.firstOut, reference: referenceRecords, tested: testedRecords)
+    result.whole = FrameJudge.judge(reference: referenceRecords, tested: testedRecords, window: wholeWindow)
     if let outage, let down {
       var report = Self.outage(
         outage, cut: down.cut, restored: down.restored, onTheLink: self.link.delay + self.link.jitter,
@@ -234,6 +292,8 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
       result.outage = report
       result.verdict = FrameJudge.judge(
         reference: referenceRecords, tested: testedRecords, window: window, leavingOut: report.framesLeftOut)
+      result.whole = FrameJudge.judge(
+        reference: referenceRecords, tested: testedRecords, window: wholeWindow, leavingOut: report.framesLeftOut)
     }
     try await capturer.stopCapture()
     await sending.disconnect()
