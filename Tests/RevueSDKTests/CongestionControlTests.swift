@@ -79,15 +79,8 @@ import Testing
 
     let sending = Room()
     try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(link.port)")!)
-    let track = LocalVideoTrack.createBufferTrack(name: "scene")
-    let capturer = try #require(track.capturer as? BufferCapturer)
-    try await capturer.startCapture()
-    let scene = try MovingScene(into: capturer, width: 640, height: 480)
+    let (track, capturer, scene) = try await MovingScene.track(width: 640, height: 480)
     defer { scene.stop() }
-    // The layer takes the size of the frames the track has delivered.
-    let local = FrameStream()
-    track.add(videoRenderer: local)
-    _ = try await local.next("the first frame of the scene")
     let publication = try await sending.localParticipant!.publish(
       videoTrack: track,
       options: VideoPublishOptions(encoding: VideoEncoding(maxBitrate: 1_500_000, maxFps: 30), preferredCodec: .vp8))
@@ -197,4 +190,23 @@ final class MovingScene: Sendable {
 
   /// Stops the scene.
   func stop() { pipeline.stop() }
+
+  /// A buffer track, capturing, fed by a scene of `width`×`height`, once its first frame came
+  /// (a layer takes the size of the frames the track has delivered).
+  static func track(width: Int, height: Int) async throws -> (LocalVideoTrack, BufferCapturer, MovingScene) {
+    let track = LocalVideoTrack.createBufferTrack(name: "scene")
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    let scene = try MovingScene(into: capturer, width: width, height: height)
+    let local = FrameStream()
+    track.add(videoRenderer: local)
+    do {
+      _ = try await local.next("the first frame of the scene")
+    } catch {
+      scene.stop()
+      throw error
+    }
+    track.remove(videoRenderer: local)
+    return (track, capturer, scene)
+  }
 }

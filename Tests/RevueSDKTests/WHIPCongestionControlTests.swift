@@ -37,14 +37,8 @@ import Testing
   private static func publishThroughTheCap(_ namespace: NetworkNamespace) async throws {
     try await namespace.cap(kilobitsPerSecond: cap / 1000, bufferMilliseconds: 100)
     let (endpoint, url) = try await WHIPEndpoint.start(["--fps"], in: namespace)
-    let track = LocalVideoTrack.createBufferTrack(name: "scene")
-    let capturer = try #require(track.capturer as? BufferCapturer)
-    try await capturer.startCapture()
-    let scene = try MovingScene(into: capturer, width: 640, height: 480)
+    let (track, capturer, scene) = try await MovingScene.track(width: 640, height: 480)
     defer { scene.stop() }
-    let local = FrameStream()
-    track.add(videoRenderer: local)
-    _ = try await local.next("the first frame of the scene")
     let publication: WHIPPublication
     do {
       publication = try await WHIPPublication(

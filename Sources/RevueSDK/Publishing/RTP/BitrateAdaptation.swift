@@ -81,33 +81,25 @@ final class BitrateAdaptation: Sendable {
   /// Takes in a retransmission request for packet `sequence` that came now.
   func retransmissionRequested(_ sequence: UInt16) {
     let now = ContinuousClock.now - origin
-    let (changed, state) = controller.withLock { controller in
-      (
-        controller.retransmissionRequested(sequence, at: now),
-        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
-      )
-    }
-    if changed { apply(state) }
+    update { $0.retransmissionRequested(sequence, at: now) }
   }
 
   /// Takes in the receiver's estimate of what the path carries (RTCP REMB), which caps the
   /// target; sets the encoder's bitrate when the target changed.
   func receiverEstimated(_ bitsPerSecond: Int) {
     let now = ContinuousClock.now - origin
-    let (changed, state) = controller.withLock { controller in
-      (
-        controller.receiverEstimated(bitsPerSecond, at: now),
-        (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
-      )
-    }
-    if changed { apply(state) }
+    update { $0.receiverEstimated(bitsPerSecond, at: now) }
   }
 
   /// Takes in a report; sets the encoder's bitrate when the target changed.
-  func take(_ report: BitrateController.Report) {
+  func take(_ report: BitrateController.Report) { update { $0.update(report) } }
+
+  /// Changes the controller with `change`, which says whether the encoder's bitrate or the
+  /// frame rate changed; applies its new state if so.
+  private func update(_ change: (inout BitrateController) -> Bool) {
     let (changed, state) = controller.withLock { controller in
       (
-        controller.update(report),
+        change(&controller),
         (controller.target, controller.reason, controller.halvesFrameRate, controller.encoderBitrate)
       )
     }
