@@ -201,7 +201,8 @@ struct StreamCommand {
     let publication: WHIPPublication
     do {
       publication = try await WHIPPublication(
-        publishing: track, audio: microphone, to: url, token: options.token, codec: options.codec, encoding: encoding)
+        publishing: track, audio: microphone, to: url, token: options.token, codec: options.codec, encoding: encoding,
+        adaptiveBitrate: !options.fixedBitrate)
     } catch {
       try await capturer.stopCapture()
       try await microphone?.capturer?.stopCapture()
