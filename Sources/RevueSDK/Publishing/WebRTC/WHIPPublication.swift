@@ -282,10 +282,8 @@ public final class WHIPPublication: Sendable {
               output.writeAbsoluteSendTime(id: Self.absoluteSendTimeID)
               let videoSSRC = videoSSRC
               output.addProbe(.buffer) { _, info in
-                guard videoSSRC.value.withLock({ $0 }) == 0, let bytes = info.buffer?.bytes, bytes.count >= 12 else {
-                  return .ok
-                }
-                videoSSRC.value.withLock { $0 = bytes[8..<12].reduce(0) { $0 << 8 | UInt32($1) } }
+                guard videoSSRC.value.withLock({ $0 }) == 0, let ssrc = info.buffer?.rtpHeader?.ssrc else { return .ok }
+                videoSSRC.value.withLock { $0 = ssrc }
                 return .ok
               }
             }
