@@ -35,7 +35,8 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
       name: name, source: .microphone, capturer: MicrophoneCapturer(options: options, format: format), format: format)
   }
 
-  private let senders = Mutex<[RTPSender]>([])
+  /// Where the track's audio is sent: its publications' senders, WHIP sessions, RTSP media.
+  private let sinks = MediaSinks()
   /// Closed the moment the microphone is switched off: audio still coming from it is held back.
   let gate = DeliveryGate()
 
@@ -44,28 +45,23 @@ public final class LocalAudioTrack: AudioTrack, AudioBufferSink, @unchecked Send
     gate.pass { isOpen in
       guard isOpen, !isMuted else { return }
       render(buffer)
-      for sender in senders.withLock({ $0 }) {
-        sender.send(buffer.buffer, caps: format.caps, capturedAt: buffer.timestamp)
-      }
+      sinks.send(buffer.buffer, caps: format.caps, capturedAt: buffer.timestamp)
     }
   }
 
   /// Whether a publication sends the track: one of a room's, or a ``WHIPPublication``.
-  public var isPublished: Bool {
-    !senders.withLock({ $0.isEmpty }) || renderers.all.contains { $0 is SourceFeed }
-  }
+  public var isPublished: Bool { !sinks.isEmpty }
 
-  /// Starts handing every delivered buffer to `sender` (a publication's).
-  func attach(_ sender: RTPSender) {
-    senders.withLock { $0.append(sender) }
-    sender.signal(muted: isMuted)
+  /// Starts handing every delivered buffer to `sink` (a publication's), and tells it now
+  /// whether the track is muted.
+  func attach(_ sink: any MediaSink) {
+    sinks.attach(sink)
+    sink.signal(muted: isMuted)
   }
 
   /// Tells the publications, whose receivers say it in ``Track/isMuted``.
-  override func didChangeMute(_ isMuted: Bool) {
-    for sender in senders.withLock({ $0 }) { sender.signal(muted: isMuted) }
-  }
+  override func didChangeMute(_ isMuted: Bool) { sinks.signal(muted: isMuted) }
 
-  /// Stops handing buffers to `sender`.
-  func detach(_ sender: RTPSender) { senders.withLock { $0.removeAll { $0 === sender } } }
+  /// Stops handing buffers to `sink`.
+  func detach(_ sink: any MediaSink) { sinks.detach(sink) }
 }

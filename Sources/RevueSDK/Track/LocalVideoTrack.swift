@@ -9,7 +9,8 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
 
   private let processorBox = Mutex<(any VideoProcessor)?>(nil)
   private let placeholder = Mutex<PixelBuffer?>(nil)
-  private let senders = Mutex<[RTPSender]>([])
+  /// Where the track's frames are sent: its publications' senders, WHIP sessions, RTSP media.
+  private let sinks = MediaSinks()
   /// Sends the placeholder while the camera is off.
   private let offAir = Mutex<Task<Void, Never>?>(nil)
   /// Closed the moment the camera is switched off: frames still coming from it are held back.
@@ -57,7 +58,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   private func updateOffAir() {
     signalMute()
     guard capturer is CameraCapturer else { return }
-    let needed = isCameraOff && (!senders.withLock({ $0.isEmpty }) || !renderers.all.isEmpty)
+    let needed = isCameraOff && (!sinks.isEmpty || !renderers.all.isEmpty)
     if needed && mutePlaceholder == nil { clearRenderers() }
     offAir.withLock { task in
       guard needed != (task != nil) else { return }
@@ -77,7 +78,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   private func sendPlaceholder() {
     guard let placeholder = mutePlaceholder else { return }
     render(placeholder)
-    for sender in senders.withLock({ $0 }) { sender.send(placeholder.buffer, caps: placeholder.caps, capturedAt: nil) }
+    sinks.send(placeholder.buffer, caps: placeholder.caps, capturedAt: nil)
   }
 
   /// Adds a renderer; while the track is muted or its camera off, it starts with the
@@ -146,7 +147,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   /// camera off (``RemoteVideoTrack`` then says ``Track/isMuted``).
   private func signalMute() {
     let muted = isMuted || isCameraOff
-    for sender in senders.withLock({ $0 }) { sender.signal(muted: muted) }
+    sinks.signal(muted: muted)
   }
 
   override func didChangeMute(_ isMuted: Bool) {
@@ -171,25 +172,24 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
         sent = frame
       }
       render(sent)
-      for sender in senders.withLock({ $0 }) { sender.send(sent.buffer, caps: sent.caps, capturedAt: frame.timestamp) }
+      sinks.send(sent.buffer, caps: sent.caps, capturedAt: frame.timestamp)
     }
   }
 
   /// Whether a publication sends the track: one of a room's, a ``WHIPPublication`` or an
   /// ``RTSPBroadcast``.
-  public var isPublished: Bool {
-    !senders.withLock({ $0.isEmpty }) || renderers.all.contains { $0 is SourceFeed }
-  }
+  public var isPublished: Bool { !sinks.isEmpty }
 
-  /// Starts handing every delivered frame to `sender` (a publication's).
-  func attach(_ sender: RTPSender) {
-    senders.withLock { $0.append(sender) }
+  /// Starts handing every delivered frame to `sink` (a publication's), and tells it now whether
+  /// the track is muted.
+  func attach(_ sink: any MediaSink) {
+    sinks.attach(sink)
     updateOffAir()
   }
 
-  /// Stops handing frames to `sender`.
-  func detach(_ sender: RTPSender) {
-    senders.withLock { $0.removeAll { $0 === sender } }
+  /// Stops handing frames to `sink`.
+  func detach(_ sink: any MediaSink) {
+    sinks.detach(sink)
     updateOffAir()
   }
 }

@@ -1,12 +1,15 @@
 import GStreamer
 import Synchronization
 
-/// Takes a track's frames or audio to an `appsrc` (of an RTSP media, a WHIP sender): the caps
-/// follow the buffers, and each buffer is stamped with its capture time in the source's running
-/// time (PTS and DTS), as ``RTPSender`` stamps what it sends: a camera's frames are 33 ms apart
-/// on the wire as they were at the sensor, not as they happened to reach the feed, and a frame
-/// and the audio captured with it carry the same time. A buffer with no capture time, or a
-/// source on another clock than the system clock, is stamped with the running time it came at.
+/// The media sink of a transport whose pipeline is built and started by someone else (an RTSP
+/// media, built by gst-rtsp-server for its first client) or before its first buffer (a WHIP
+/// sender): takes a track's frames or audio to that pipeline's `appsrc`. The caps follow the
+/// buffers, and each buffer is stamped with its capture time in the source's running time (PTS
+/// and DTS, ``CaptureTimeline``), as ``RTPSender`` stamps what it sends: a camera's frames are
+/// 33 ms apart on the wire as they were at the sensor, not as they happened to reach the feed,
+/// and a frame and the audio captured with it carry the same time. A buffer with no capture
+/// time, or a source on another clock than the system clock, is stamped with the running time it
+/// came at.
 /// With no source attached, one not playing, or one that refuses (stopped), buffers are dropped,
 /// and so is one captured before the last one pushed.
 ///
@@ -16,7 +19,7 @@ import Synchronization
 /// it for hours and the media sent nothing more. gst-rtsp-server's UDP sink shares the
 /// streaming thread of its TCP clients: 6 RTSP clients in 2,276 got nothing, each media
 /// stuck in `gst_base_sink_wait_clock` after its first packet.
-final class SourceFeed: VideoRenderer, AudioRenderer {
+final class SourceFeed: MediaSink {
   private struct State {
     var source: AppSrc?
     /// The clock the source runs on, and whether it is the system clock (which capture times
@@ -45,18 +48,17 @@ final class SourceFeed: VideoRenderer, AudioRenderer {
   /// Frames (or audio buffers) a source took.
   var framesSent: Int { state.withLock { $0.framesSent } }
 
-  func render(pixelBuffer: PixelBuffer) { push(pixelBuffer.buffer, caps: pixelBuffer.caps) }
+  /// Receivers of WebRTC and RTSP are not told of mute (their RTCP carries no note of it, as
+  /// an RTP publication's does): they get the placeholder, or nothing.
+  func signal(muted: Bool) {}
 
-  func render(pcmBuffer: AudioPCMBuffer) { push(pcmBuffer.buffer, caps: pcmBuffer.caps) }
-
-  private func push(_ buffer: Buffer, caps: Caps) {
+  func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
     state.withLock { state in
       guard let source = state.source, source.currentState == .playing else { return }
       if state.clock == nil { state.clock = source.clock.map { ($0, $0 == Clock.system) } }
       guard let (clock, isSystem) = state.clock else { return }
       if state.timeline == nil { state.timeline = CaptureTimeline(baseTime: source.baseTime) }
-      let captured = (isSystem ? buffer.pts : nil) ?? clock.time
-      guard let time = state.timeline?.runningTime(ofCapture: captured) else {
+      guard let time = state.timeline?.runningTime(ofCapture: (isSystem ? captured : nil) ?? clock.time) else {
         return RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one fed")
       }
       if state.caps != caps {

@@ -21,7 +21,7 @@ import Synchronization
 /// sender reports' NTP↔RTP mapping say when the media was captured, whatever pipeline it came
 /// from (`rtcp-sync-send-time=false`: the reports map capture time, not send time, so the
 /// encoder's delay does not shift one stream against another).
-final class RTPSender: Sendable {
+final class RTPSender: MediaSink {
   /// What one stream has done so far.
   struct Counters: Sendable, Hashable {
     var framesEncoded = 0

@@ -117,8 +117,8 @@ public final class RTSPBroadcast: Sendable {
     let host = ["0.0.0.0", "::", ""].contains(address) ? ProcessInfo.processInfo.hostName : address
     let bracketed = host.contains(":") ? "[\(host)]" : host
     url = URL(string: "rtsp://\(bracketed):\(server.port)\(path)")!
-    track.add(videoRenderer: feed.frames)
-    audio?.add(audioRenderer: feed.audio)
+    track.attach(feed.frames)
+    audio?.attach(feed.audio)
   }
 
   deinit { stop() }
@@ -141,8 +141,8 @@ public final class RTSPBroadcast: Sendable {
 
   /// Ends every client's session and stops serving; the track goes on.
   public func stop() {
-    track.remove(videoRenderer: feed.frames)
-    audio?.remove(audioRenderer: feed.audio)
+    track.detach(feed.frames)
+    audio?.detach(feed.audio)
     server.stop()
     feed.frames.attach(nil)
     feed.audio.attach(nil)

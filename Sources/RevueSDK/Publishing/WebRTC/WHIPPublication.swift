@@ -333,8 +333,8 @@ public final class WHIPPublication: Sendable {
       self.adaptation = adaptation
       self.simulcast = simulcast
       layers = video?.1 ?? []
-      track?.add(videoRenderer: feed)
-      audio?.0.add(audioRenderer: audioFeed)
+      track?.attach(feed)
+      audio?.0.attach(audioFeed)
       ended.target = self
     }
 
@@ -553,8 +553,8 @@ public final class WHIPPublication: Sendable {
     /// Stops sending; returns the endpoint's session to delete and its token, the first time.
     func close() -> (URL, String?)? {
       closed.store(true, ordering: .relaxed)
-      track?.remove(videoRenderer: feed)
-      audio?.remove(audioRenderer: audioFeed)
+      track?.detach(feed)
+      audio?.detach(audioFeed)
       feed.attach(nil)
       audioFeed.attach(nil)
       pipeline.stop()
