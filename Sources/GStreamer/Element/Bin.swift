@@ -69,6 +69,23 @@ public class Bin: Element, @unchecked Sendable {
     for (source, sink) in zip(elements, elements.dropFirst()) { try source.link(sink) }
   }
 
+  /// Gives the bin a pad of its own, named `name`, that stands for `pad` of an element inside it
+  /// (a ghost pad), so that the bin links as one element.
+  ///
+  /// The corresponding C functions are `gst_ghost_pad_new` and `gst_element_add_pad`.
+  /// - Throws: ``GStreamerError/binOperationFailed(bin:element:reason:)`` when the pad cannot be
+  ///   ghosted (it is not inside the bin) or the bin has a pad of that name already.
+  public func addGhostPad(named name: String, for pad: Pad) throws(GStreamerError) {
+    guard let ghost = gst_ghost_pad_new(name, pad.padPointer) else {
+      throw .binOperationFailed(bin: self.name, element: pad.name, reason: "its pad cannot be ghosted")
+    }
+    guard gst_element_add_pad(elementPointer, ghost) != 0 else {
+      // Not taken: the floating reference is still ours.
+      gst_object_unref(UnsafeMutableRawPointer(gst_object_ref_sink(UnsafeMutableRawPointer(ghost))))
+      throw .binOperationFailed(bin: self.name, element: pad.name, reason: "the bin has a pad named \(name) already")
+    }
+  }
+
   /// The element of this name in this bin or any bin inside it, or nil.
   ///
   /// The corresponding C function is `gst_bin_get_by_name`.

@@ -130,10 +130,17 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .video(codec, layers)
-    let streams = layers.enumerated().map { index, layer in
-      RTPSender.Stream(
-        chain: VideoEncoder(codec, layer, scaled: index > 0).description(), port: port + 2 * index,
-        adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil)
+    var streams: [RTPSender.Stream] = []
+    for (index, layer) in layers.enumerated() {
+      let chain: ElementChain
+      do {
+        chain = try VideoEncoder(codec, layer, scaled: index > 0).chain()
+      } catch {
+        throw RevueError(.gstreamer, "cannot describe the \(codec.rawValue) encoder of \(layer)", underlying: error)
+      }
+      streams.append(
+        RTPSender.Stream(
+          chain: chain, port: port + 2 * index, adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil))
     }
     status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
@@ -152,7 +159,7 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .audio(encoding, dtx: dtx)
-    let chain = AudioEncoder(encoding: encoding, dtx: dtx).description()
+    let chain = AudioEncoder(encoding: encoding, dtx: dtx).chain()
     status = StreamStatus(name: "the opus publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
     let sender = try RTPSender(

@@ -32,11 +32,16 @@ final class SourceFeed: MediaSink {
   }
   private let state = Mutex(State())
 
-  /// The `appsrc` a feed pushes into, named `name`, in gst-launch syntax: live, in time, holding
-  /// at most two video frames or eight audio buffers (the oldest dropped when full), so that a
-  /// slow encoder never holds up the capture thread. It stamps nothing itself: the feed does.
-  static func source(named name: String = "source", audio: Bool = false) -> String {
-    "appsrc name=\(name) is-live=true format=time max-buffers=\(audio ? 8 : 2) leaky-type=downstream"
+  /// The `appsrc` a feed pushes into, named `name`: live, in time, holding at most two video
+  /// frames or eight audio buffers (the oldest dropped when full), so that a slow encoder never
+  /// holds up the capture thread. It stamps nothing itself: the feed does.
+  static func source(named name: String = "source", audio: Bool = false) -> ElementRecipe {
+    ElementRecipe(
+      "appsrc", name: name,
+      [
+        "is-live": .bool(true), "format": .enumeration("time"), "max-buffers": .int(audio ? 8 : 2),
+        "leaky-type": .enumeration("downstream"),
+      ])
   }
 
   /// Feeds `source` from now on (nil: nothing). The source stamps nothing itself

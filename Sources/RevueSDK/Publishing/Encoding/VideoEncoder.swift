@@ -2,9 +2,9 @@ import Foundation
 import GStreamer
 
 /// How one video layer is encoded: the GStreamer element that encodes it, its real-time
-/// settings, the raw format it takes, its bitrate in the element's own unit, and its part of a
-/// send pipeline (from raw frames to the payloader) in gst-launch syntax, every name in it
-/// given, none edited afterwards.
+/// settings (typed values), the raw format it takes, its bitrate in the element's own unit and
+/// how to change it while playing, and its part of a send pipeline (from raw frames to the
+/// payloader) as an ``ElementChain``.
 ///
 /// VP8 is `vp8enc`; H.264 is `x264enc` (constrained baseline, tuned for zero latency), or
 /// `openh264enc` where x264enc is missing. A keyframe comes at least every 2 s of frames, and
@@ -50,60 +50,76 @@ struct VideoEncoder: Sendable, Hashable {
 
   /// The raw formats the encoder takes without a conversion: I420 for `vp8enc`, NV12 and I420
   /// for the H.264 encoders.
-  var rawFormats: String { factory == .vp8enc ? "I420" : "{NV12,I420}" }
+  var rawFormats: Value { factory == .vp8enc ? .string("I420") : .list([.string("NV12"), .string("I420")]) }
 
-  /// The element's properties, in order, as gst-launch writes them.
+  /// The element's properties, in the order they are set.
   ///
   /// VP8's rate control keeps libwebrtc's buffer (1 s, starting at 0.5 s, aiming at 0.6 s) and
   /// overshoot (15 %), not libvpx's 6 s: with a 6 s buffer a bitrate set while playing is not
   /// followed for seconds (measured: from 200 kb/s to 1.5 Mb/s, a burst, then 70–180 kb/s for
   /// 5 s; with libwebrtc's, 1.4 Mb/s within a second), which congestion control relies on.
-  var properties: KeyValuePairs<String, String> {
+  var properties: KeyValuePairs<String, Value> {
     let bitrate = factory.bitrate(layer.encoding.maxBitrate)
+    let keyframeInterval = Value.int(keyframeInterval)
     switch factory {
     case .vp8enc:
       return [
-        "deadline": "1", "cpu-used": "8", "end-usage": "cbr", bitrate.property: "\(bitrate.value)",
-        "keyframe-max-dist": "\(keyframeInterval)", "lag-in-frames": "0", "error-resilient": "default",
-        "threads": "\(LocalTrackPublication.vp8Threads(for: layer.dimensions))", "buffer-size": "1000",
-        "buffer-initial-size": "500", "buffer-optimal-size": "600", "overshoot": "15",
+        "deadline": .int(1), "cpu-used": .int(8), "end-usage": .enumeration("cbr"),
+        bitrate.property: .int(bitrate.value),
+        "keyframe-max-dist": keyframeInterval, "lag-in-frames": .int(0), "error-resilient": .flags(["default"]),
+        "threads": .int(LocalTrackPublication.vp8Threads(for: layer.dimensions)), "buffer-size": .int(1000),
+        "buffer-initial-size": .int(500), "buffer-optimal-size": .int(600), "overshoot": .int(15),
       ]
     case .x264enc:
       return [
-        "tune": "zerolatency", "speed-preset": "ultrafast", bitrate.property: "\(bitrate.value)",
-        "key-int-max": "\(keyframeInterval)",
+        "tune": .flags(["zerolatency"]), "speed-preset": .enumeration("ultrafast"),
+        bitrate.property: .int(bitrate.value),
+        "key-int-max": keyframeInterval,
       ]
     case .openh264enc:
-      return ["complexity": "low", bitrate.property: "\(bitrate.value)", "gop-size": "\(keyframeInterval)"]
+      return ["complexity": .enumeration("low"), bitrate.property: .int(bitrate.value), "gop-size": keyframeInterval]
     }
   }
 
-  /// From raw frames to the payloader, in gst-launch syntax: the conversion (and scaling), the
-  /// encoder named `encoderName`, and for H.264 the profile and the parser; the payloader last,
-  /// so that the caller can add its own properties (`pt`, `ssrc`, `name`…) after it.
+  /// From raw frames to the payloader: the conversion (and scaling), the encoder named
+  /// `encoderName`, and for H.264 the profile and the parser; the payloader last, so that the
+  /// caller sets its own properties (`pt`, `ssrc`, its name…) on it.
   ///
   /// The H.264 parameter sets go before each keyframe, once: `h264parse` inserts them at the
   /// start of the access unit. `rtph264pay`'s `config-interval` inserts them before every IDR
   /// slice, and x264's zero-latency keyframes have several slices: ffmpeg then split each
   /// keyframe in two frames of one timestamp, the first corrupt.
-  func description(encoderName: String = "encoder") -> String {
+  /// - Throws: ``GStreamerError`` when a caps field does not take its value (never for the
+  ///   values above).
+  func chain(encoderName: String = "encoder") throws(GStreamerError) -> ElementChain {
     let size = layer.dimensions
-    let convert =
-      scaled
-      ? "videorate drop-only=true max-rate=\(layer.encoding.maxFps) ! videoscale ! videoconvert"
-        + " ! video/x-raw,format=I420,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"
-      : "videoconvert ! video/x-raw,format=\(rawFormats)"
-    let encoder =
-      "\(factory.rawValue) name=\(encoderName) " + properties.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    var chain: ElementChain
+    if scaled {
+      chain = [
+        ElementRecipe("videorate", ["drop-only": .bool(true), "max-rate": .int(layer.encoding.maxFps)]),
+        ElementRecipe("videoscale"), ElementRecipe("videoconvert"),
+        try .caps(
+          "video/x-raw",
+          [
+            "format": "I420", "width": Int32(size.width), "height": Int32(size.height),
+            "pixel-aspect-ratio": Fraction(1, 1),
+          ]),
+      ]
+    } else {
+      chain = [ElementRecipe("videoconvert"), try .caps("video/x-raw", ["format": rawFormats])]
+    }
+    chain.elements.append(ElementRecipe(factory.rawValue, name: encoderName, properties))
+    let parse = ElementRecipe("h264parse", ["config-interval": .int(-1)])
+    let pay = ElementRecipe("rtph264pay", ["aggregate-mode": .enumeration("zero-latency")])
     switch factory {
     case .vp8enc:
-      return "\(convert) ! \(encoder) ! rtpvp8pay picture-id-mode=15-bit"
+      chain.elements.append(ElementRecipe("rtpvp8pay", ["picture-id-mode": .enumeration("15-bit")]))
     case .x264enc:
-      return "\(convert) ! \(encoder) ! video/x-h264,profile=constrained-baseline"
-        + " ! h264parse config-interval=-1 ! rtph264pay aggregate-mode=zero-latency"
+      chain.elements += [try .caps("video/x-h264", ["profile": "constrained-baseline"]), parse, pay]
     case .openh264enc:
-      return "\(convert) ! \(encoder) ! h264parse config-interval=-1 ! rtph264pay aggregate-mode=zero-latency"
+      chain.elements += [parse, pay]
     }
+    return chain
   }
 
   /// Sets `encoder`'s bitrate to `bitsPerSecond`, in its unit; an element Revue does not drive

@@ -1,3 +1,5 @@
+import GStreamer
+
 /// How a video stream recovers the packets a link loses, besides asking for a keyframe (RTCP
 /// PLI), which senders and receivers always do.
 ///
@@ -37,20 +39,29 @@ public struct LossRecovery: OptionSet, Sendable, Hashable {
   /// What follows the payloader in the chain of stream `index` for this set: an FEC encoder and
   /// an RTX sender (named `rtx<index>`) keeping ``historyMilliseconds`` of packets. Empty when
   /// nothing is on.
-  func senderChain(payloadType: Int, ssrc: UInt32, rtxSSRC: UInt32, index: Int) -> String {
-    var chain = ""
+  func senderChain(payloadType: Int, ssrc: UInt32, rtxSSRC: UInt32, index: Int) throws(GStreamerError) -> ElementChain {
+    var chain: ElementChain = []
     if contains(.fec) {
-      chain +=
-        " ! rtpulpfecenc pt=\(Self.fecPayloadType) percentage=\(Self.fecPercentage)"
-        + " percentage-important=\(Self.fecPercentage) multipacket=true"
+      chain.elements.append(
+        ElementRecipe(
+          "rtpulpfecenc",
+          [
+            "pt": .int(Self.fecPayloadType), "percentage": .int(Self.fecPercentage),
+            "percentage-important": .int(Self.fecPercentage), "multipacket": .bool(true),
+          ]))
     }
     if contains(.nack) {
       var types = RTPPayloadTypes.revueVideo
       types.media = payloadType
-      chain +=
-        " ! rtprtxsend name=rtx\(index) max-size-time=\(Self.historyMilliseconds) max-size-packets=0"
-        + " payload-type-map=\"\(types.rtxMap(fec: contains(.fec)) ?? "")\""
-        + " ssrc-map=\"application/x-rtp-ssrc-map,\(ssrc)=(uint)\(rtxSSRC)\""
+      let payloadTypeMap = try Structure(types.rtxMap(fec: contains(.fec)) ?? "application/x-rtp-pt-map")
+      let ssrcMap = try Structure(name: "application/x-rtp-ssrc-map", ["\(ssrc)": UInt32(rtxSSRC)])
+      chain.elements.append(
+        ElementRecipe(
+          "rtprtxsend", name: "rtx\(index)",
+          [
+            "max-size-time": .int(Self.historyMilliseconds), "max-size-packets": .int(0),
+            "payload-type-map": .structure(payloadTypeMap), "ssrc-map": .structure(ssrcMap),
+          ]))
     }
     return chain
   }

@@ -53,9 +53,9 @@ final class RTPSender: MediaSink {
 
   /// One RTP stream of the sender: a layer of a simulcast publication, or its only stream.
   struct Stream: Sendable {
-    /// From the raw media to the payloader, in gst-launch syntax; `pt`, `ssrc` and `mtu` are
-    /// appended (they are the payloader's).
-    var chain: String
+    /// From the raw media to the payloader (``VideoEncoder/chain(encoderName:)``); the sender
+    /// names the payloader and sets its `pt`, `ssrc` and `mtu`.
+    var chain: ElementChain
     let ssrc = UInt32.random(in: 1..<UInt32.max)
     /// The SSRC of the stream's retransmissions (RFC 4588), when it retransmits.
     let rtxSSRC = UInt32.random(in: 1..<UInt32.max)
@@ -182,10 +182,14 @@ final class RTPSender: MediaSink {
     _ index: Int, _ stream: Stream, payloadType: Int, recovery: LossRecovery, srtp: SRTPKey?, host: String,
     from split: Element, to rtpbin: Bin, in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
   ) throws -> Int {
-    let queue = split is AppSrc ? "" : "queue max-size-buffers=\(queuedFrames) leaky=downstream ! "
-    let chain = try Bin(
-      parsing: "\(queue)\(stream.chain) pt=\(payloadType) ssrc=\(stream.ssrc) mtu=\(mtu) name=payloader"
-        + recovery.senderChain(payloadType: payloadType, ssrc: stream.ssrc, rtxSSRC: stream.rtxSSRC, index: index))
+    var elements = stream.chain.payloading(as: "payloader", payloadType: payloadType)
+    elements.last.set("ssrc", .uint(UInt(stream.ssrc)))
+    elements.last.set("mtu", .int(mtu))
+    if !(split is AppSrc) { elements = [.leakyQueue(holding: queuedFrames)] + elements }
+    elements =
+      elements
+      + (try recovery.senderChain(payloadType: payloadType, ssrc: stream.ssrc, rtxSSRC: stream.rtxSSRC, index: index))
+    let chain = try elements.bin(named: "stream\(index)")
     let rtpOut = try udpSink(name: "rtpout\(index)", host: host, port: stream.port)
     let rtcpOut = try udpSink(name: "rtcpout\(index)", host: host, port: stream.port + 1)
     let rtcpIn = try Element.make("udpsrc", name: "rtcpin\(index)")

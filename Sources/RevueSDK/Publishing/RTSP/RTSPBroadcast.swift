@@ -90,18 +90,26 @@ public final class RTSPBroadcast: Sendable {
     }
     let size = track.publishedSize
     let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
-    let chain = VideoEncoder(codec, layer, scaled: false).description()
     // The payloader of stream 0 is pay0; the server gives it its payload type, as in its SDP.
     // The audio, stream 1, is a branch of the same pipeline: one clock and one base time for
-    // both appsrcs, so that the capture times the feeds stamp are on one timeline.
-    var launch =
-      "( \(SourceFeed.source()) ! \(chain) name=pay0 pt=96"
-    if audio != nil {
-      launch +=
-        " \(SourceFeed.source(named: "audiosource", audio: true))"
-        + " ! \(AudioEncoder(encoding: audioEncoding, dtx: false).description(encoderName: "audioencoder")) name=pay1 pt=111"
+    // both appsrcs, so that the capture times the feeds stamp are on one timeline. The server
+    // builds the media from a description, which the chains write.
+    var media: [ElementChain]
+    do {
+      media = [
+        ([SourceFeed.source()] + (try VideoEncoder(codec, layer, scaled: false).chain())).payloading(
+          as: "pay0", payloadType: 96)
+      ]
+    } catch {
+      throw RevueError(.gstreamer, "cannot describe the \(codec.rawValue) encoder", underlying: error)
     }
-    launch += " )"
+    if audio != nil {
+      media.append(
+        ([SourceFeed.source(named: "audiosource", audio: true)]
+          + AudioEncoder(encoding: audioEncoding, dtx: false).chain(encoderName: "audioencoder"))
+          .payloading(as: "pay1", payloadType: 111))
+    }
+    let launch = "( " + media.map(\.launchDescription).joined(separator: " ") + " )"
     let feed = self.feed
     let status = StreamStatus(name: "the RTSP media of \(track.name)")
     // An error ends the media it came from (the server closes its clients), not the broadcast.

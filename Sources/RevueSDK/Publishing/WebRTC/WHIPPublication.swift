@@ -259,20 +259,26 @@ public final class WHIPPublication: Sendable {
         try pipeline.pipeline.add(webrtc.element)
         if let (_, layers) = video {
           var videoSender: Bin?
-          // Feedback the encoder answers, announced in the offer from the caps.
-          let rtp =
-            "application/x-rtp,media=video,encoding-name=\(codec == .vp8 ? "VP8" : "H264"),payload=96,clock-rate=90000,"
-            + "rtcp-fb-nack=(boolean)true,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true"
-          let source = SourceFeed.source()
+          // Feedback the encoder answers, announced in the offer from the caps; with congestion
+          // control the packets carry their send times (abs-send-time), from which a receiver
+          // estimates the path (REMB, asked for in offer()).
+          var rtp = Caps([
+            try Structure(
+              name: "application/x-rtp",
+              [
+                "media": "video", "encoding-name": codec == .vp8 ? "VP8" : "H264", "payload": 96,
+                "clock-rate": 90000, "rtcp-fb-nack": true, "rtcp-fb-nack-pli": true, "rtcp-fb-ccm-fir": true,
+              ])
+          ])
+          if layers.count == 1 && adaptiveBitrate {
+            try rtp.setField("extmap-\(Self.absoluteSendTimeID)", Pad.absoluteSendTimeURI)
+          }
           if layers.count == 1 {
-            // With congestion control, the packets carry their send times (abs-send-time), from
-            // which a receiver estimates the path (REMB, asked for in offer()).
-            let estimate =
-              adaptiveBitrate ? ",extmap-\(Self.absoluteSendTimeID)=(string)\(Pad.absoluteSendTimeURI)" : ""
+            let chain =
+              [SourceFeed.source()] + (try VideoEncoder(codec, layers[0], scaled: false).chain())
+              + [.caps(rtp, name: "rtp")]
             let (sender, output) = try Self.addSender(
-              source + " ! \(VideoEncoder(codec, layers[0], scaled: false).description())"
-                + " ! capsfilter name=rtp caps=\"\(rtp)\(estimate)\"",
-              to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
+              try chain.bin(), to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
             outputs.append(("video", output))
             RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
             if adaptiveBitrate {
@@ -291,7 +297,7 @@ public final class WHIPPublication: Sendable {
           } else {
             let rids = SimulcastSDP.rids(count: layers.count)
             let (sender, _) = try Self.addSender(
-              Self.simulcastSender(source, layers, codec: codec, caps: rtp), to: pipeline.pipeline, webrtc: webrtc,
+              try Self.simulcastSender(layers, codec: codec, caps: rtp), to: pipeline.pipeline, webrtc: webrtc,
               feed: feed, counters: counters, output: "layers")
             var mids: [Element] = []
             for (index, rid) in rids.enumerated() {
@@ -316,12 +322,15 @@ public final class WHIPPublication: Sendable {
           try videoSender?.staticPad("src")?.peer?.set("do-nack", ofObjectIn: "transceiver", to: true)
         }
         if let (_, encoding) = audio {
-          let opus =
-            "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
+          let opus = try ElementRecipe.caps(
+            "application/x-rtp",
+            [
+              "media": "audio", "encoding-name": "OPUS", "payload": 111, "clock-rate": 48000,
+              "encoding-params": "2",
+            ], name: "rtp")
+          let chain = [SourceFeed.source(audio: true)] + AudioEncoder(encoding: encoding, dtx: false).chain() + [opus]
           let (_, output) = try Self.addSender(
-            SourceFeed.source(audio: true)
-              + " ! \(AudioEncoder(encoding: encoding, dtx: false).description()) ! capsfilter name=rtp caps=\"\(opus)\"",
-            to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)
+            try chain.bin(), to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)
           outputs.append(("audio", output))
         }
         try pipeline.play()
@@ -349,27 +358,34 @@ public final class WHIPPublication: Sendable {
     /// funnel, where a second layer's first caps and queries would wait too (its encoder never
     /// got a frame out, and the offer never got the full size's caps).
     private static func simulcastSender(
-      _ source: String, _ layers: [VideoParameters], codec: VideoCodec, caps: String
-    ) -> String {
-      var description = "rtpfunnel name=layers \(source) ! tee name=split"
+      _ layers: [VideoParameters], codec: VideoCodec, caps: Caps
+    ) throws(GStreamerError) -> Bin {
+      let sender = Bin()
+      let funnel = try ElementRecipe("rtpfunnel", name: "layers").make()
+      try sender.add(funnel)
+      let split = try ([SourceFeed.source(), ElementRecipe("tee", name: "split")] as ElementChain).add(to: sender)[1]
       for (index, layer) in layers.enumerated() {
-        let chain = VideoEncoder(codec, layer, scaled: index > 0).description(encoderName: "encoder\(index)")
-        description +=
-          " split. ! queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 leaky=downstream"
-          + " ! valve name=layer\(index) drop=\(index > 0) ! \(chain) name=payloader\(index) ssrc=\(UInt32.random(in: 1..<UInt32.max))"
-          + " ! capsfilter name=\(index == 0 ? "rtp" : "rtp\(index)") caps=\"\(caps)\" ! layers."
+        var encoder = try VideoEncoder(codec, layer, scaled: index > 0).chain(encoderName: "encoder\(index)")
+        encoder.last.name = "payloader\(index)"
+        encoder.last.set("ssrc", .uint(UInt(UInt32.random(in: 1..<UInt32.max))))
+        let branch =
+          [.leakyQueue(holding: 2), ElementRecipe("valve", name: "layer\(index)", ["drop": .bool(index > 0)])] + encoder
+          + [.caps(caps, name: index == 0 ? "rtp" : "rtp\(index)")]
+        let made = try branch.add(to: sender)
+        try split.link(made[0])
+        try made[made.count - 1].link(funnel)
       }
-      return description
+      if let output = funnel.staticPad("src") { try sender.addGhostPad(named: "src", for: output) }
+      return sender
     }
 
-    /// Adds the sender `description` makes (an appsrc named `source` … the element `output`,
-    /// a capsfilter named `rtp` by default) to `pipeline`, into `webrtc`, fed by `feed`, its
-    /// packets counted; returns it and its output.
+    /// Adds `sender` (an appsrc named `source` … the element `output`, a capsfilter named `rtp`
+    /// by default) to `pipeline`, into `webrtc`, fed by `feed`, its packets counted; returns it
+    /// and its output.
     private static func addSender(
-      _ description: String, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed,
+      _ sender: Bin, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed,
       counters: Locked<RTPSender.Counters>, output outputName: String = "rtp"
     ) throws(GStreamerError) -> (Bin, Pad) {
-      let sender = try Bin(parsing: description)
       try pipeline.add(sender)
       _ = try sender.link(webrtc.element)
       guard let output = sender.element(named: outputName)?.staticPad("src") else {
