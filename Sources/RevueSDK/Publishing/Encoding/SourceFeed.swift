@@ -1,17 +1,20 @@
 import GStreamer
 import Synchronization
 
-/// The media sink of a transport whose pipeline is built and started by someone else (an RTSP
-/// media, built by gst-rtsp-server for its first client) or before its first buffer (a WHIP
-/// sender): takes a track's frames or audio to that pipeline's `appsrc`. The caps follow the
-/// buffers, and each buffer is stamped with its capture time in the source's running time (PTS
-/// and DTS, ``CaptureTimeline``), as ``RTPSender`` stamps what it sends: a camera's frames are
-/// 33 ms apart on the wire as they were at the sensor, not as they happened to reach the feed,
-/// and a frame and the audio captured with it carry the same time. A buffer with no capture
-/// time, or a source on another clock than the system clock, is stamped with the running time it
-/// came at.
+/// The front of every send pipeline (an RTP sender's, a WHIP session's, an RTSP media's): the
+/// media sink that takes a track's frames or audio to the pipeline's `appsrc`. The caps follow
+/// the buffers (video given no frame rate gets the one the encoder is set for: x264enc holds one
+/// frame more at an unknown rate), and each buffer is stamped with its capture time in the
+/// source's running time (PTS and DTS, ``CaptureTimeline``): a camera's frames are 33 ms apart
+/// on the wire as they were at the sensor, not as they happened to reach the feed, and a frame
+/// and the audio captured with it carry the same time, so RTP timestamps and RTCP sender reports
+/// say when the media was captured. A buffer with no capture time, or a source on another clock
+/// than the system clock, is stamped with the running time it came at.
+///
 /// With no source attached, one not playing, or one that refuses (stopped), buffers are dropped,
-/// and so is one captured before the last one pushed.
+/// and so is one captured before the last one pushed. The source may be attached after the
+/// feed's track sends (a WHIP session's before its offer, an RTSP media's when its first client
+/// plays) and changed (a new media for the next client).
 ///
 /// Not playing includes the moment a pipeline starts to play: it gives its elements the clock
 /// before their base time, and a buffer stamped between the two got the clock's whole time as
@@ -25,12 +28,18 @@ final class SourceFeed: MediaSink {
     /// The clock the source runs on, and whether it is the system clock (which capture times
     /// are read on); nil until it plays. Kept, not asked of the source at every buffer.
     var clock: (clock: Clock, isSystem: Bool)?
+    /// The caps of the last buffer, as given (the source's may have the frame rate added).
     var caps: Caps?
     /// Capture times to the source's running time, once it plays.
     var timeline: CaptureTimeline?
     var framesSent = 0
   }
   private let state = Mutex(State())
+  /// The frame rate given to video caps that have none (`0/1`, as pushed frames do).
+  private let frameRate: Int?
+
+  /// A feed with no source yet; for video, `frameRate` is the rate its encoder is set for.
+  init(frameRate: Int? = nil) { self.frameRate = frameRate }
 
   /// The `appsrc` a feed pushes into, named `name`: live, in time, holding at most two video
   /// frames or eight audio buffers (the oldest dropped when full), so that a slow encoder never
@@ -67,13 +76,26 @@ final class SourceFeed: MediaSink {
         return RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one fed")
       }
       if state.caps != caps {
-        source.caps = caps
+        source.caps = withFrameRate(caps)
         state.caps = caps
       }
       var buffer = buffer
       (buffer.pts, buffer.dts) = (time, time)
-      guard (try? source.push(buffer)) != nil else { return }
-      state.framesSent += 1
+      do {
+        try source.push(buffer)
+        state.framesSent += 1
+      } catch {
+        RevueLog.log(.debug, "Publication", "buffer dropped: the pipeline refused it (\(error))")
+      }
     }
+  }
+
+  /// `caps` with ``frameRate`` when they give none.
+  private func withFrameRate(_ caps: Caps) -> Caps {
+    guard let frameRate, caps.count == 1, caps.structure(at: 0).get("framerate", as: Fraction.self)?.numerator == 0
+    else { return caps }
+    var output = caps
+    try? output.setField("framerate", Fraction(Int32(clamping: frameRate), 1))
+    return output
   }
 }

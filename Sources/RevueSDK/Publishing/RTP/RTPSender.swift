@@ -17,7 +17,7 @@ import Synchronization
 /// (aux senders for RTX and FEC, connected before the pads are requested) slots in here.
 ///
 /// Time: every buffer sent carries its capture time on the system clock (see ``MediaPipeline``);
-/// the sender maps it into its own running time (PTS and DTS), so RTP timestamps and the RTCP
+/// the sender's ``SourceFeed`` maps it into its own running time (PTS and DTS), so RTP timestamps and the RTCP
 /// sender reports' NTP↔RTP mapping say when the media was captured, whatever pipeline it came
 /// from (`rtcp-sync-send-time=false`: the reports map capture time, not send time, so the
 /// encoder's delay does not shift one stream against another).
@@ -84,15 +84,11 @@ final class RTPSender: MediaSink {
   /// The streams, in the order they were given (the full-size layer first).
   let streams: [Stream]
   let pipeline: MediaPipeline
-  private let source: AppSrc
-  /// The frame rate video frames are sent at (nil for audio).
-  private let frameRate: Int?
-  private let framedCaps = Mutex<(input: Caps, output: Caps)?>(nil)
+  /// Takes the track's media to the pipeline's `appsrc`, timed by capture.
+  private let feed: SourceFeed
   /// The memory of the buffers sent last, to tell at the encoders whether a frame was copied;
   /// nil when the sender does not count copies (the frame path then has no lock for it).
   private let sent: Locked<[Int]>?
-  /// Capture times to the pipeline's running time.
-  private let timeline: Mutex<CaptureTimeline>
   /// Whether the reports say the track is muted (``signal(muted:)``).
   private let signalledMuted = Mutex(false)
 
@@ -113,12 +109,13 @@ final class RTPSender: MediaSink {
     self.name = name
     self.recovery = recovery
     self.srtp = srtp
-    self.frameRate = frameRate
+    feed = SourceFeed(frameRate: frameRate)
     self.payloadType = payloadType
     let sent = countsCopies ? Locked<[Int]>([]) : nil
     self.sent = sent
     var streams = streams
     pipeline = MediaPipeline(name: "\(name)-sender", onFault: onFault)
+    let source: AppSrc
     do {
       source = try AppSrc.make(name: "source")
       source.isLive = true
@@ -160,7 +157,7 @@ final class RTPSender: MediaSink {
     } catch {
       throw RevueError(.gstreamer, "the \(name) sender to \(host):\(streams[0].port) cannot start", underlying: error)
     }
-    timeline = Mutex(CaptureTimeline(baseTime: pipeline.pipeline.baseTime))
+    feed.attach(source)
   }
 
   /// The least time between two RTCP reports of a stream, in nanoseconds, the sender's and the
@@ -442,25 +439,15 @@ final class RTPSender: MediaSink {
 
   /// Sends a buffer of media (its memory shared, not copied) captured at `captured` on the
   /// system clock (now when nil); drops it, logged, when it was captured before the last one sent
-  /// or the pipeline refuses it.
+  /// or the pipeline refuses it (``SourceFeed``).
   func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
-    guard let time = timeline.withLock({ $0.runningTime(ofCapture: captured ?? Clock.system.time) }) else {
-      return RevueLog.log(.debug, "Publication", "buffer dropped: captured before the last one the \(name) sender sent")
-    }
-    var timed = buffer
-    timed.pts = time
-    timed.dts = timed.pts
-    if let sent, let address = timed.dataAddress.map({ Int(bitPattern: $0) }) {
+    if let sent, let address = buffer.dataAddress.map({ Int(bitPattern: $0) }) {
       sent.value.withLock { recent in
         recent.append(address)
         if recent.count > 8 { recent.removeFirst() }
       }
     }
-    do {
-      try source.push(sample: Sample(buffer: timed, caps: withFrameRate(caps)))
-    } catch {
-      RevueLog.log(.debug, "Publication", "buffer dropped: the \(name) sender refused it (\(error))")
-    }
+    feed.send(buffer, caps: caps, capturedAt: captured)
   }
 
   /// The counters of stream `index` now.
@@ -504,22 +491,6 @@ final class RTPSender: MediaSink {
         RevueLog.log(
           .warning, "Publication", "the \(name) sender cannot say it is \(muted ? "muted" : "unmuted"): \(error)")
       }
-    }
-  }
-
-  /// `caps` with the frame rate the encoders are set for, when they give none (`0/1`, as pushed
-  /// frames do): x264enc holds one frame more at an unknown rate. The last caps are kept, so a
-  /// stream of frames of one format makes new caps once.
-  private func withFrameRate(_ caps: Caps) -> Caps {
-    guard let frameRate else { return caps }
-    return framedCaps.withLock { last in
-      if let last, last.input == caps { return last.output }
-      var output = caps
-      if caps.count == 1, caps.structure(at: 0).get("framerate", as: Fraction.self)?.numerator == 0 {
-        try? output.setField("framerate", Fraction(Int32(clamping: frameRate), 1))
-      }
-      last = (caps, output)
-      return output
     }
   }
 }

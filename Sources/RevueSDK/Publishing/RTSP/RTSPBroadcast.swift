@@ -54,7 +54,7 @@ public final class RTSPBroadcast: Sendable {
   public let audio: LocalAudioTrack?
 
   private let server: RTSPServer
-  let feed = Feed()
+  let feed: Feed
   private let track: LocalVideoTrack
   private let status: StreamStatus
 
@@ -110,7 +110,8 @@ public final class RTSPBroadcast: Sendable {
           .payloading(as: "pay1", payloadType: 111))
     }
     let launch = "( " + media.map(\.launchDescription).joined(separator: " ") + " )"
-    let feed = self.feed
+    let feed = Feed(frameRate: layer.encoding.maxFps)
+    self.feed = feed
     let status = StreamStatus(name: "the RTSP media of \(track.name)")
     // An error ends the media it came from (the server closes its clients), not the broadcast.
     server.mount(path, launch: launch, shared: true, configure: { media in feed.attach(media) }) { message in
@@ -171,9 +172,12 @@ public final class RTSPBroadcast: Sendable {
       var joinHeld = false
     }
     let state = Mutex(State())
-    let frames = SourceFeed()
+    let frames: SourceFeed
     /// The audio track's buffers, to the media's `audiosource` (when it has one).
     let audio = SourceFeed()
+
+    /// A feed of video encoded at `frameRate`.
+    init(frameRate: Int) { frames = SourceFeed(frameRate: frameRate) }
 
     /// A media was built for the first client (or the first after all left): its sources are
     /// the ones fed from now on, and keyframe requests reach its encoder at most every 250 ms.

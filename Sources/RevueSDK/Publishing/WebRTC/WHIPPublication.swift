@@ -210,7 +210,7 @@ public final class WHIPPublication: Sendable {
   private final class Session: Sendable {
     let pipeline: MediaPipeline
     let webrtc: WebRTCBin
-    let feed = SourceFeed()
+    let feed: SourceFeed
     let audioFeed = SourceFeed()
     let track: LocalVideoTrack?
     let audio: LocalAudioTrack?
@@ -244,6 +244,7 @@ public final class WHIPPublication: Sendable {
     ) throws(RevueError) {
       track = video?.0
       self.audio = audio?.0
+      feed = SourceFeed(frameRate: video?.1.first?.encoding.maxFps)
       // A fault that ends the publication (the pipeline's, or the connection's: see
       // watchConnection()) lets go of the tracks and deletes the endpoint's session.
       let ended = Relay<Session>()
