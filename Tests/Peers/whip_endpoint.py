@@ -6,7 +6,7 @@ frames, 20 ms each) on standard output, and ends a session on DELETE.
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
                           [--close-after-30-frames] [--location-origin ORIGIN] [--drop-percent P]
-                          [--address A] [--fps]
+                          [--address A] [--fps] [--sync]
 
 --token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
 --malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
@@ -22,6 +22,12 @@ frame counts (packets dropped, packets it asked for, retransmissions that came).
 --address: the address to serve on (127.0.0.1 by default; a network namespace's own).
 --fps: also prints `fps N second S` for each second of video from the first frame (N frames
 decoded in second S; 0 for a second with none).
+--sync: finds the sync signal's onsets in what it decodes and prints each at the time the
+sender says it was captured, in seconds of the sender's NTP clock: `flash T` for a video frame
+whose mean luma jumps above 200, `beep T` for the first loud audio sample after 200 ms of quiet.
+The time is the frame's or sample's RTP timestamp mapped through the latest RTCP sender report
+of its stream, as a receiver that lines streams up by them does (onsets before a stream's first
+report are not printed).
 Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
@@ -36,6 +42,7 @@ from aiohttp import web
 from aiortc import RTCPeerConnection, RTCSessionDescription
 from aiortc import rtcrtpreceiver
 from aiortc.codecs import is_rtx
+from aiortc.rtp import RtcpSrPacket
 
 LOSS = {"lost": 0, "nacked": 0, "retransmitted": 0}
 
@@ -64,14 +71,86 @@ def lose(percent):
     rtcrtpreceiver.RTCRtpReceiver._send_rtcp_nack = counted
 
 
+SENDER_REPORTS = {}
+SSRCS = {}
+MAPPERS = {}
+
+
+def follow_sender_reports():
+    """Keeps each stream's latest RTCP sender report by SSRC (its NTP time in seconds and its RTP
+    timestamp), the SSRC of each kind's media, and the mapper that makes its frame times (its RTP
+    timestamps less the first one's) (aiortc 1.4's private receiver methods). With
+    BUNDLE the reports of both streams come in one compound packet, handed to every receiver: a
+    report is told apart by its SSRC, not by the receiver it reached."""
+    handle_rtcp, handle_rtp = (
+        rtcrtpreceiver.RTCRtpReceiver._handle_rtcp_packet,
+        rtcrtpreceiver.RTCRtpReceiver._handle_rtp_packet,
+    )
+
+    async def noted(self, packet):
+        if isinstance(packet, RtcpSrPacket):
+            info = packet.sender_info
+            SENDER_REPORTS[packet.ssrc] = (info.ntp_timestamp / 2**32, info.rtp_timestamp)
+        await handle_rtcp(self, packet)
+
+    async def seen(self, packet, arrival_time_ms):
+        codec = self._RTCRtpReceiver__codecs.get(packet.payload_type)
+        if codec is not None and not is_rtx(codec):
+            SSRCS[self._RTCRtpReceiver__kind] = packet.ssrc
+            MAPPERS[self._RTCRtpReceiver__kind] = self._RTCRtpReceiver__timestamp_mapper
+        await handle_rtp(self, packet, arrival_time_ms)
+
+    rtcrtpreceiver.RTCRtpReceiver._handle_rtcp_packet = noted
+    rtcrtpreceiver.RTCRtpReceiver._handle_rtp_packet = seen
+
+
+def capture_time(kind, pts, rate):
+    """The sender's NTP time, in seconds, of the `kind` stream's frame time `pts` (clock rate
+    `rate`), or None before its first sender report."""
+    report, mapper = SENDER_REPORTS.get(SSRCS.get(kind)), MAPPERS.get(kind)
+    if report is None or mapper is None or mapper._origin is None:
+        return None
+    ntp, base = report
+    timestamp = (pts + mapper._origin) % 2**32
+    return ntp + (((timestamp - base + 2**31) % 2**32) - 2**31) / rate
+
+
+class Onsets:
+    """Finds the sync signal's flashes and beeps in decoded frames, printing each."""
+
+    def __init__(self):
+        self.bright = False
+        self.last_loud = None
+
+    def video(self, frame):
+        bright = frame.to_ndarray(format="gray").mean() > 200
+        if bright and not self.bright:
+            self.report("flash", capture_time("video", frame.pts, 90000))
+        self.bright = bright
+
+    def audio(self, frame):
+        samples = abs(frame.to_ndarray().astype("int32")).reshape(-1)
+        channels = len(frame.layout.channels)
+        for index in (samples > 8000).nonzero()[0]:
+            at = frame.pts + int(index) // channels
+            if self.last_loud is None or at - self.last_loud > 0.2 * 48000:
+                self.report("beep", capture_time("audio", at, 48000))
+            self.last_loud = at
+
+    @staticmethod
+    def report(kind, time):
+        if time is not None:
+            say(f"{kind} {time:.5f}")
+
+
 def say(line):
     print(line, flush=True)
 
 
-async def count_frames(track, session, close=None, per_second=False):
+async def count_frames(track, session, close=None, per_second=False, onsets=None):
     """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50),
     and with `per_second` the video frames of each second (`fps N second S`); calls `close`
-    after 30 video frames when given."""
+    after 30 video frames when given; hands each frame to `onsets` when given."""
     frames, every, label = 0, (10 if track.kind == "video" else 50), ("frames" if track.kind == "video" else "audio frames")
     per_second = per_second and track.kind == "video"
     counted = {"second": 0, "frames": 0}
@@ -86,10 +165,12 @@ async def count_frames(track, session, close=None, per_second=False):
     loop = asyncio.get_running_loop()
     while True:
         try:
-            await track.recv()
+            frame = await track.recv()
         except Exception:
             return
         frames += 1
+        if onsets:
+            (onsets.video if track.kind == "video" else onsets.audio)(frame)
         if per_second:
             if frames == 1:
                 loop.call_at(loop.time() + 1, tick, loop.time() + 1)
@@ -114,9 +195,12 @@ def main():
     parser.add_argument("--drop-percent", type=float)
     parser.add_argument("--address", default="127.0.0.1")
     parser.add_argument("--fps", action="store_true")
+    parser.add_argument("--sync", action="store_true")
     options = parser.parse_args()
     if options.drop_percent:
         lose(options.drop_percent)
+    if options.sync:
+        follow_sender_reports()
     sessions = {}
 
     def location(session):
@@ -145,11 +229,19 @@ def main():
             await pc.close()
             say(f"closed session {session}")
 
+        onsets = Onsets()
+
         @pc.on("track")
         def on_track(track):
             say(f"track {track.kind} session {session}")
             asyncio.ensure_future(
-                count_frames(track, session, close if options.close_after_30_frames else None, options.fps)
+                count_frames(
+                    track,
+                    session,
+                    close if options.close_after_30_frames else None,
+                    options.fps,
+                    onsets if options.sync else None,
+                )
             )
 
         @pc.on("connectionstatechange")

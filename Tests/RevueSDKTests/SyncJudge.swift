@@ -68,11 +68,11 @@ struct SyncJudge {
     var flashes: [Double]
     var beeps: [Double]
 
-    /// Each flash's beep minus the flash, in milliseconds, for the flashes at or after `from`
-    /// seconds that have a beep within half a second.
+    /// Each flash's beep (the nearest) minus the flash, in milliseconds, for the flashes at or
+    /// after `from` seconds that have a beep within half a second.
     func skews(from: Double = 0) -> [Double] {
       flashes.filter { $0 >= from }.compactMap { flash in
-        beeps.first { abs($0 - flash) < 0.5 }.map { ($0 - flash) * 1000 }
+        beeps.min { abs($0 - flash) < abs($1 - flash) }.flatMap { abs($0 - flash) < 0.5 ? ($0 - flash) * 1000 : nil }
       }
     }
   }

@@ -99,6 +99,39 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 26: the sync signal's flash (the camera) and beep (the microphone), published in one
+  /// WHIP session, reach aiortc in sync: each onset's RTP timestamp mapped to the sender's
+  /// capture clock through its stream's RTCP sender reports (as a receiver lines streams up),
+  /// each beep starts within ±10 ms of its flash.
+  @Test(.wholeProcess) func aiortcGetsTheBeepWithTheFlash() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start(["--sync"])
+    let microphone = try await VirtualDevices.microphone(name: "WHIP Sync", signal: .sync)
+    defer { VirtualDevices.remove(microphone.id) }
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
+      try await audio.capturer?.startCapture()
+      let publication = try await WHIPPublication(publishing: track, audio: audio, to: url)
+      let onsets = { @Sendable (output: String, kind: String) in
+        output.split(separator: "\n").compactMap { line in
+          line.hasPrefix("\(kind) ") ? Double(line.dropFirst(kind.count + 1)) : nil
+        }
+      }
+      let output = try await endpoint.waitForOutput(within: 30, for: "7 flashes and 7 beeps") { output in
+        onsets(output, "flash").count >= 7 && onsets(output, "beep").count >= 7
+      }
+      await publication.stop()
+      try await audio.capturer?.stopCapture()
+      try await track.capturer?.stopCapture()
+      let found = SyncJudge.Onsets(flashes: onsets(output, "flash"), beeps: onsets(output, "beep"))
+      let skews = found.skews()
+      print("A/V skew over WHIP at aiortc (ms): \(skews.map { String(format: "%.1f", $0) })")
+      #expect(skews.count >= 6, "flashes \(found.flashes), beeps \(found.beeps)")
+      #expect(skews.allSatisfy { abs($0) <= 10 }, "skews \(skews) ms")
+    }
+    await endpoint.stop()
+  }
+
   /// `Room.connect(to: whip+http://…)`: the participant's camera and microphone, each published
   /// in a session of its own, decoded by aiortc; unpublishing deletes each session; a wrong
   /// token is the endpoint's 401, and the room keeps no publication of it.

@@ -257,6 +257,10 @@ public final class WHIPPublication: Sendable {
       var adaptation: BitrateAdaptation?
       do {
         webrtc = try WebRTCBin(name: "webrtc")
+        // Sender reports map capture time, not send time, as an RTP publication's do: the
+        // encoders' delays differ (and vary from run to run), and with send time the receiver
+        // lined audio and video up by them (measured at aiortc: from -18 to +22 ms).
+        try webrtc.element.element(named: "rtpbin")?.set("rtcp-sync-send-time", false)
         try pipeline.pipeline.add(webrtc.element)
         if let (_, layers) = video {
           var videoSender: Bin?
