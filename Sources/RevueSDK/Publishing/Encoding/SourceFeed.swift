@@ -41,15 +41,16 @@ final class SourceFeed: MediaSink {
   /// A feed with no source yet; for video, `frameRate` is the rate its encoder is set for.
   init(frameRate: Int? = nil) { self.frameRate = frameRate }
 
-  /// The `appsrc` a feed pushes into, named `name`: live, in time, holding at most two video
-  /// frames or eight audio buffers (the oldest dropped when full), so that a slow encoder never
-  /// holds up the capture thread. It stamps nothing itself: the feed does.
+  /// The `appsrc` a feed pushes into, named `name`: live, in time, no latency of its own,
+  /// holding at most two video frames or eight audio buffers whatever their size (the oldest
+  /// dropped when full), so that a slow encoder never holds up the capture thread. It stamps
+  /// nothing itself: the feed does.
   static func source(named name: String = "source", audio: Bool = false) -> ElementRecipe {
     ElementRecipe(
       "appsrc", name: name,
       [
-        "is-live": .bool(true), "format": .enumeration("time"), "max-buffers": .int(audio ? 8 : 2),
-        "leaky-type": .enumeration("downstream"),
+        "is-live": .bool(true), "format": .enumeration("time"), "min-latency": .int(0), "max-bytes": .int(0),
+        "max-buffers": .int(audio ? 8 : MediaPipeline.queuedFrames), "leaky-type": .enumeration("downstream"),
       ])
   }
 

@@ -1,14 +1,11 @@
 import GStreamer
 import Synchronization
 
-/// The send pipeline of one publication, built element by element:
+/// The send pipeline of one publication, built element by element: the media of
+/// ``MediaPipeline/addMedia(from:source:branches:)`` (one branch per stream) and RTP's tail:
 ///
 ///     appsrc ! encoder chain ! payloader ! rtpbin ! udpsink                 (one stream)
 ///     appsrc ! tee ! per stream: queue ! encoder chain ! payloader ! rtpbin ! udpsink
-///
-/// The encoders run on a thread of their own and never hold up the capture thread: with one
-/// stream `appsrc`'s own queue and thread do it, at most two frames, the oldest dropped when full;
-/// with several each stream's `queue` does the same.
 ///
 /// Each stream (one, or one per simulcast layer) is its own `rtpbin` session with its own SSRC
 /// and port pair, with RTCP both ways: sender reports go out from the socket that receives the
@@ -115,31 +112,25 @@ final class RTPSender: MediaSink {
     self.sent = sent
     var streams = streams
     pipeline = MediaPipeline(name: "\(name)-sender", onFault: onFault)
-    let source: AppSrc
     do {
-      source = try AppSrc.make(name: "source")
-      source.isLive = true
-      source.format = .time
-      try source.set("min-latency", Int64(0))
-      if streams.count == 1 {
-        try source.set("max-bytes", UInt64(0))
-        try source.set("max-buffers", UInt64(Self.queuedFrames))
-        try source.set("leaky-type", Value.enumeration("downstream"))
-      }
       let rtpbin = try Element.make("rtpbin", name: "rtpbin", as: Bin.self)
       try rtpbin.set("rtp-profile", Value.enumeration("avpf"))
       try rtpbin.set("rtcp-sync-send-time", false)
       try rtpbin.set("sdes", try Self.sourceDescription(muted: false))
-      try pipeline.pipeline.add(source, rtpbin)
-      let split = streams.count > 1 ? try Element.make("tee", name: "split") : source
-      if split !== source {
-        try pipeline.pipeline.add(split)
-        try source.link(split)
+      try pipeline.pipeline.add(rtpbin)
+      let chains = try streams.indices.map { index throws(GStreamerError) in
+        var chain = streams[index].chain.payloading(as: "payloader", payloadType: payloadType)
+        chain.last.set("ssrc", .uint(UInt(streams[index].ssrc)))
+        chain.last.set("mtu", .int(Self.mtu))
+        let tail = try recovery.senderChain(
+          payloadType: payloadType, ssrc: streams[index].ssrc, rtxSSRC: streams[index].rtxSSRC, index: index)
+        return (name: "stream\(index)", chain: chain + tail)
       }
+      let branches = try pipeline.addMedia(from: feed, source: SourceFeed.source(), branches: chains)
       for index in streams.indices {
         streams[index].rtcpPort = try Self.addSession(
-          index, streams[index], payloadType: payloadType, recovery: recovery, srtp: srtp, host: host, from: split,
-          to: rtpbin, in: pipeline.pipeline, reports: reports, sent: sent)
+          index, streams[index], branches[index], srtp: srtp, host: host, to: rtpbin, in: pipeline.pipeline,
+          reports: reports, sent: sent)
       }
       // Sender reports four times a second, not RFC 3550's once in five: a receiver lines audio
       // and video up, and learns the latency, from the first second on, and the round-trip
@@ -157,7 +148,6 @@ final class RTPSender: MediaSink {
     } catch {
       throw RevueError(.gstreamer, "the \(name) sender to \(host):\(streams[0].port) cannot start", underlying: error)
     }
-    feed.attach(source)
   }
 
   /// The least time between two RTCP reports of a stream, in nanoseconds, the sender's and the
@@ -166,34 +156,22 @@ final class RTPSender: MediaSink {
   /// 100 bytes each way four times a second: 1.3 % of a 250 kb/s link.
   static let reportInterval = 250_000_000
 
-  /// Frames queued before a stream's encoder at most; a frame beyond drops the oldest.
-  private static let queuedFrames = 2
-
-  /// Adds session `index` of `rtpbin`: the stream's chain from `split`, its RTP and RTCP
-  /// sockets. Returns the local RTCP port.
+  /// Adds session `index` of `rtpbin`: from the stream's `chain` (its encoder, payloader and
+  /// loss recovery), its RTP and RTCP sockets. Returns the local RTCP port.
   ///
   /// With SRTP, the session's `srtpenc` protects what leaves `rtpbin` (RTP, its retransmissions
   /// and FEC, and RTCP) and its `srtpdec` checks and decrypts the RTCP that comes back (receiver
   /// reports and feedback): a packet that fails authentication is dropped there.
   private static func addSession(
-    _ index: Int, _ stream: Stream, payloadType: Int, recovery: LossRecovery, srtp: SRTPKey?, host: String,
-    from split: Element, to rtpbin: Bin, in pipeline: Pipeline, reports: Broadcast<Int>, sent: Locked<[Int]>?
+    _ index: Int, _ stream: Stream, _ chain: Bin, srtp: SRTPKey?, host: String, to rtpbin: Bin, in pipeline: Pipeline,
+    reports: Broadcast<Int>, sent: Locked<[Int]>?
   ) throws -> Int {
-    var elements = stream.chain.payloading(as: "payloader", payloadType: payloadType)
-    elements.last.set("ssrc", .uint(UInt(stream.ssrc)))
-    elements.last.set("mtu", .int(mtu))
-    if !(split is AppSrc) { elements = [.leakyQueue(holding: queuedFrames)] + elements }
-    elements =
-      elements
-      + (try recovery.senderChain(payloadType: payloadType, ssrc: stream.ssrc, rtxSSRC: stream.rtxSSRC, index: index))
-    let chain = try elements.bin(named: "stream\(index)")
     let rtpOut = try udpSink(name: "rtpout\(index)", host: host, port: stream.port)
     let rtcpOut = try udpSink(name: "rtcpout\(index)", host: host, port: stream.port + 1)
     let rtcpIn = try Element.make("udpsrc", name: "rtcpin\(index)")
     try rtcpIn.set("port", Int32(0))
     try rtcpIn.set("address", "0.0.0.0")
-    try pipeline.add(chain, rtpOut, rtcpOut, rtcpIn)
-    try split.link(chain)
+    try pipeline.add(rtpOut, rtcpOut, rtcpIn)
     try chain.staticPad("src")!.link(try rtpbin.requestPad("send_rtp_sink_\(index)"))
     let rtpSource = rtpbin.staticPad("send_rtp_src_\(index)")!
     let rtcpSource = try rtpbin.requestPad("send_rtcp_src_\(index)")

@@ -234,9 +234,12 @@ public final class WHIPPublication: Sendable {
     private let payloaderOutputs: [(kind: String, pad: Pad)]
     /// The video layers, the full size first; none without video.
     private let layers: [VideoParameters]
-    /// The layers' RIDs, their sender and their payloaders' MID extensions (told the MID once
-    /// the offer has one), when there are several.
-    private let simulcast: (rids: [String], sender: Bin, mids: [Element])?
+    /// The layers' RIDs, the funnel they meet in, their valves (only the full size's open until
+    /// the answer opens the layers it takes: `webrtcbin` holds the first packet it gets until
+    /// it is negotiated, and with it the funnel, where a second layer's first caps and queries
+    /// would wait too) and their payloaders' MID extensions (told the MID once the offer has
+    /// one), when there are several.
+    private let simulcast: (rids: [String], funnel: Element, valves: [Element], mids: [Element])?
 
     init(
       video: (LocalVideoTrack, [VideoParameters])?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
@@ -253,7 +256,7 @@ public final class WHIPPublication: Sendable {
         Task { await session.end() }
       }
       var outputs: [(String, Pad)] = []
-      var simulcast: (rids: [String], sender: Bin, mids: [Element])?
+      var simulcast: (rids: [String], funnel: Element, valves: [Element], mids: [Element])?
       var adaptation: BitrateAdaptation?
       do {
         webrtc = try WebRTCBin(name: "webrtc")
@@ -263,7 +266,6 @@ public final class WHIPPublication: Sendable {
         try webrtc.element.element(named: "rtpbin")?.set("rtcp-sync-send-time", false)
         try pipeline.pipeline.add(webrtc.element)
         if let (_, layers) = video {
-          var videoSender: Bin?
           // Feedback the encoder answers, announced in the offer from the caps; with congestion
           // control the packets carry their send times (abs-send-time), from which a receiver
           // estimates the path (REMB, asked for in offer()).
@@ -278,17 +280,50 @@ public final class WHIPPublication: Sendable {
           if layers.count == 1 && adaptiveBitrate {
             try rtp.setField("extmap-\(Self.absoluteSendTimeID)", Pad.absoluteSendTimeURI)
           }
-          if layers.count == 1 {
-            let chain =
-              [SourceFeed.source()] + (try VideoEncoder(codec, layers[0], scaled: false).chain())
-              + [.caps(rtp, name: "rtp")]
-            let (sender, output) = try Self.addSender(
-              try chain.bin(), to: pipeline.pipeline, webrtc: webrtc, feed: feed, counters: counters)
-            outputs.append(("video", output))
-            RTPSender.countFrames(leaving: sender.element(named: "encoder"), in: counters)
+          // One branch per layer (the full size first), each a bin `layerN`; with simulcast each
+          // behind a valve the answer opens (sentLayers(answer:)), its payloader with an SSRC
+          // of its own, the branches meeting in `rtpfunnel` (which hands keyframe requests to
+          // the encoder of their SSRC). The offer's caps are the full size's (its `rtp`).
+          let isSimulcast = layers.count > 1
+          let chains = try layers.indices.map { index throws(GStreamerError) in
+            var chain = try VideoEncoder(codec, layers[index], scaled: index > 0).chain()
+            if isSimulcast {
+              chain.last.name = "payloader"
+              chain.last.set("ssrc", .uint(UInt(UInt32.random(in: 1..<UInt32.max))))
+              chain = [ElementRecipe("valve", name: "valve", ["drop": .bool(index > 0)])] + chain
+            }
+            return (name: "layer\(index)", chain: chain + [.caps(rtp, name: "rtp")])
+          }
+          let branches = try pipeline.addMedia(from: feed, source: SourceFeed.source(), branches: chains)
+          guard let output = branches[0].element(named: "rtp")?.staticPad("src") else {
+            throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+          }
+          outputs.append(("video", output))
+          let encoder = branches[0].element(named: "encoder")
+          RTPSender.countFrames(leaving: encoder, in: counters)
+          let sender: Element
+          if isSimulcast {
+            let funnel = try ElementRecipe("rtpfunnel", name: "layers").make()
+            try pipeline.pipeline.add(funnel)
+            for branch in branches { try branch.link(funnel) }
+            var mids: [Element] = []
+            for (branch, rid) in zip(branches, SimulcastSDP.rids(count: layers.count)) {
+              guard let payloader = branch.element(named: "payloader") else {
+                throw GStreamerError.noSuchElement(bin: branch.name, name: "payloader")
+              }
+              let (streamID, mid) = (SimulcastSDP.streamIDExtension, SimulcastSDP.midExtension)
+              try payloader.addRTPHeaderExtension(uri: streamID.uri, id: streamID.id, properties: ["rid": .string(rid)])
+              mids.append(try payloader.addRTPHeaderExtension(uri: mid.uri, id: mid.id))
+            }
+            simulcast = (
+              SimulcastSDP.rids(count: layers.count), funnel, branches.compactMap { $0.element(named: "valve") }, mids
+            )
+            sender = funnel
+          } else {
+            sender = branches[0]
             if adaptiveBitrate {
               adaptation = LocalTrackPublication.adaptation(for: layers[0], start: Self.startBitrate)
-              adaptation?.attach(to: sender.element(named: "encoder"))
+              adaptation?.attach(to: encoder)
               RTPSender.countPackets(through: output, in: videoCounters)
               output.writeAbsoluteSendTime(id: Self.absoluteSendTimeID)
               let videoSSRC = videoSSRC
@@ -298,33 +333,11 @@ public final class WHIPPublication: Sendable {
                 return .ok
               }
             }
-            videoSender = sender
-          } else {
-            let rids = SimulcastSDP.rids(count: layers.count)
-            let (sender, _) = try Self.addSender(
-              try Self.simulcastSender(layers, codec: codec, caps: rtp), to: pipeline.pipeline, webrtc: webrtc,
-              feed: feed, counters: counters, output: "layers")
-            var mids: [Element] = []
-            for (index, rid) in rids.enumerated() {
-              guard let payloader = sender.element(named: "payloader\(index)") else {
-                throw GStreamerError.noSuchElement(bin: sender.name, name: "payloader\(index)")
-              }
-              let (streamID, mid) = (SimulcastSDP.streamIDExtension, SimulcastSDP.midExtension)
-              try payloader.addRTPHeaderExtension(uri: streamID.uri, id: streamID.id, properties: ["rid": .string(rid)])
-              mids.append(try payloader.addRTPHeaderExtension(uri: mid.uri, id: mid.id))
-            }
-            // The offer's caps are the full size's; the packets counted are every layer's.
-            guard let full = sender.element(named: "rtp")?.staticPad("src") else {
-              throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
-            }
-            outputs.append(("video", full))
-            RTPSender.countFrames(leaving: sender.element(named: "encoder0"), in: counters)
-            simulcast = (rids, sender, mids)
-            videoSender = sender
           }
+          let input = try Self.link(sender, into: webrtc, counters: counters)
           // The NACKs offered are answered: webrtcbin offers RTX (RFC 4588, an SSRC group) and
           // resends what a receiver asks for from the packets it sent.
-          try videoSender?.staticPad("src")?.peer?.set("do-nack", ofObjectIn: "transceiver", to: true)
+          try input.set("do-nack", ofObjectIn: "transceiver", to: true)
         }
         if let (_, encoding) = audio {
           let opus = try ElementRecipe.caps(
@@ -333,10 +346,14 @@ public final class WHIPPublication: Sendable {
               "media": "audio", "encoding-name": "OPUS", "payload": 111, "clock-rate": 48000,
               "encoding-params": "2",
             ], name: "rtp")
-          let chain = [SourceFeed.source(audio: true)] + AudioEncoder(encoding: encoding, dtx: false).chain() + [opus]
-          let (_, output) = try Self.addSender(
-            try chain.bin(), to: pipeline.pipeline, webrtc: webrtc, feed: audioFeed, counters: counters)
+          let branch = try pipeline.addMedia(
+            from: audioFeed, source: SourceFeed.source(named: "audiosource", audio: true),
+            branches: [("audio", AudioEncoder(encoding: encoding, dtx: false).chain() + [opus])])[0]
+          guard let output = branch.element(named: "rtp")?.staticPad("src") else {
+            throw GStreamerError.noSuchPad(element: "rtp", pad: "src")
+          }
           outputs.append(("audio", output))
+          try Self.link(branch, into: webrtc, counters: counters)
         }
         try pipeline.play()
       } catch {
@@ -352,53 +369,18 @@ public final class WHIPPublication: Sendable {
       ended.target = self
     }
 
-    /// The simulcast sender: `source` split into one branch per layer (the full size first),
-    /// each encoded on its own thread (a queue that keeps the latest two frames) behind a valve
-    /// (`layer0`…); the payloaders (`payloader0`…, with their own SSRCs) meet in `rtpfunnel`,
-    /// which hands keyframe requests to the encoder of their SSRC. The full size's RTP caps come
-    /// out of the capsfilter `rtp`.
-    ///
-    /// Only the full size flows until the answer opens the valves of the layers it takes:
-    /// `webrtcbin` holds the first packet it gets until it is negotiated, and with it the
-    /// funnel, where a second layer's first caps and queries would wait too (its encoder never
-    /// got a frame out, and the offer never got the full size's caps).
-    private static func simulcastSender(
-      _ layers: [VideoParameters], codec: VideoCodec, caps: Caps
-    ) throws(GStreamerError) -> Bin {
-      let sender = Bin()
-      let funnel = try ElementRecipe("rtpfunnel", name: "layers").make()
-      try sender.add(funnel)
-      let split = try ([SourceFeed.source(), ElementRecipe("tee", name: "split")] as ElementChain).add(to: sender)[1]
-      for (index, layer) in layers.enumerated() {
-        var encoder = try VideoEncoder(codec, layer, scaled: index > 0).chain(encoderName: "encoder\(index)")
-        encoder.last.name = "payloader\(index)"
-        encoder.last.set("ssrc", .uint(UInt(UInt32.random(in: 1..<UInt32.max))))
-        let branch =
-          [.leakyQueue(holding: 2), ElementRecipe("valve", name: "layer\(index)", ["drop": .bool(index > 0)])] + encoder
-          + [.caps(caps, name: index == 0 ? "rtp" : "rtp\(index)")]
-        let made = try branch.add(to: sender)
-        try split.link(made[0])
-        try made[made.count - 1].link(funnel)
-      }
-      if let output = funnel.staticPad("src") { try sender.addGhostPad(named: "src", for: output) }
-      return sender
-    }
-
-    /// Adds `sender` (an appsrc named `source` … the element `output`, a capsfilter named `rtp`
-    /// by default) to `pipeline`, into `webrtc`, fed by `feed`, its packets counted; returns it
-    /// and its output.
-    private static func addSender(
-      _ sender: Bin, to pipeline: Pipeline, webrtc: WebRTCBin, feed: SourceFeed,
-      counters: Locked<RTPSender.Counters>, output outputName: String = "rtp"
-    ) throws(GStreamerError) -> (Bin, Pad) {
-      try pipeline.add(sender)
-      _ = try sender.link(webrtc.element)
-      guard let output = sender.element(named: outputName)?.staticPad("src") else {
-        throw GStreamerError.noSuchPad(element: outputName, pad: "src")
+    /// Links `sender` (a branch's bin, or the simulcast layers' funnel) into a new sink pad of
+    /// `webrtc`, its packets counted in `counters`; returns that pad.
+    @discardableResult
+    private static func link(_ sender: Element, into webrtc: WebRTCBin, counters: Locked<RTPSender.Counters>)
+      throws(GStreamerError) -> Pad
+    {
+      try sender.link(webrtc.element)
+      guard let output = sender.staticPad("src"), let input = output.peer else {
+        throw GStreamerError.noSuchPad(element: sender.name, pad: "src")
       }
       RTPSender.countPackets(through: output, in: counters)
-      feed.attach(try sender.element(named: "source", as: AppSrc.self))
-      return (sender, output)
+      return input
     }
 
     /// The offer, with every local candidate, once the first packet says what the stream is
@@ -421,7 +403,7 @@ public final class WHIPPublication: Sendable {
           var preferred = caps.structure(at: 0)
           for field in ["ssrc", "timestamp-offset", "seqnum-offset"] { preferred.removeField(field) }
           do {
-            guard let pad = simulcast.sender.staticPad("src")?.peer else {
+            guard let pad = simulcast.funnel.staticPad("src")?.peer else {
               throw GStreamerError.noSuchPad(element: "webrtc", pad: "sink")
             }
             try pad.set("codec-preferences", ofObjectIn: "transceiver", to: Caps([preferred]))
@@ -475,7 +457,7 @@ public final class WHIPPublication: Sendable {
       for (index, rid) in simulcast.rids.enumerated() {
         let sends = accepted.isEmpty ? index == 0 : accepted.contains(rid)
         if sends { sent.append(layers[index]) }
-        try? simulcast.sender.element(named: "layer\(index)")?.set("drop", !sends)
+        try? simulcast.valves[index].set("drop", !sends)
       }
       if accepted.isEmpty {
         RevueLog.log(.info, "WHIP", "the endpoint takes no simulcast: the full size goes alone")
