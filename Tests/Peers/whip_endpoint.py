@@ -2,7 +2,9 @@
 """A WHIP endpoint (RFC 9725) on aiortc, a WebRTC stack no one on the Revue team wrote, for
 Revue's WHIP tests: it answers each offer POSTed to /whip/NAME, decodes the video and audio it
 receives, printing `frames N` (every 10 video frames) and `audio frames N` (every 50 audio
-frames, 20 ms each) on standard output, and ends a session on DELETE.
+frames, 20 ms each) on standard output, and ends a session on DELETE. Each `frames N` line also
+says `longest-gap G`: the longest wait between two decoded frames so far, in milliseconds (a
+freeze).
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
                           [--close-after-30-frames] [--location-origin ORIGIN] [--drop-percent P]
@@ -154,6 +156,7 @@ async def count_frames(track, session, close=None, per_second=False, onsets=None
     frames, every, label = 0, (10 if track.kind == "video" else 50), ("frames" if track.kind == "video" else "audio frames")
     per_second = per_second and track.kind == "video"
     counted = {"second": 0, "frames": 0}
+    timing = {"decoded": None, "gap": 0.0}
 
     def tick(at):
         # Each second from the first frame, on the loop's clock, whether frames came or not.
@@ -169,6 +172,10 @@ async def count_frames(track, session, close=None, per_second=False, onsets=None
         except Exception:
             return
         frames += 1
+        now = loop.time()
+        if timing["decoded"] is not None:
+            timing["gap"] = max(timing["gap"], now - timing["decoded"])
+        timing["decoded"] = now
         if onsets:
             (onsets.video if track.kind == "video" else onsets.audio)(frame)
         if per_second:
@@ -177,7 +184,8 @@ async def count_frames(track, session, close=None, per_second=False, onsets=None
             counted["frames"] += 1
         if frames % every == 0:
             losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
-            say(f"{label} {frames} session {session}" + (losses if track.kind == "video" else ""))
+            timed = f" longest-gap {timing['gap'] * 1000:.0f}"
+            say(f"{label} {frames} session {session}" + (losses + timed if track.kind == "video" else ""))
         if close and track.kind == "video" and frames == 30:
             await close()
             return

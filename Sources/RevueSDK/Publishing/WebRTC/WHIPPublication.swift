@@ -221,8 +221,8 @@ public final class WHIPPublication: Sendable {
     let adaptation: BitrateAdaptation?
     /// The video stream's packets alone, and the endpoint's reports on it, for ``adaptation``.
     private let videoCounters = Locked(RTPSender.Counters())
-    /// The video stream's SSRC, read off its first packet (0 before).
-    private let videoSSRC = Locked(UInt32(0))
+    /// The SSRC of the video (its full size's), 0 without video.
+    private let videoSSRC: UInt32
     /// The session's URL and the token, once the endpoint made one.
     let resource = Mutex<(URL, String?)?>(nil)
     /// Whether the session was closed (stopped, or ended by a fault).
@@ -258,6 +258,7 @@ public final class WHIPPublication: Sendable {
       var outputs: [(String, Pad)] = []
       var simulcast: (rids: [String], funnel: Element, valves: [Element], mids: [Element])?
       var adaptation: BitrateAdaptation?
+      var videoSSRC: UInt32 = 0
       do {
         webrtc = try WebRTCBin(name: "webrtc")
         // Sender reports map capture time, not send time, as an RTP publication's do: the
@@ -280,19 +281,26 @@ public final class WHIPPublication: Sendable {
           if layers.count == 1 && adaptiveBitrate {
             try rtp.setField("extmap-\(Self.absoluteSendTimeID)", Pad.absoluteSendTimeURI)
           }
-          // One branch per layer (the full size first), each a bin `layerN`; with simulcast each
-          // behind a valve the answer opens (sentLayers(answer:)), its payloader with an SSRC
-          // of its own, the branches meeting in `rtpfunnel` (which hands keyframe requests to
-          // the encoder of their SSRC). The offer's caps are the full size's (its `rtp`).
+          // One branch per layer (the full size first), each a bin `layerN` whose payloader
+          // sends an SSRC of its own, said in its caps: the offer names it and its RTX SSRC
+          // (`a=ssrc`, `a=ssrc-group:FID`), without which a peer that maps retransmissions by
+          // SSRC (aiortc) dropped every one. With simulcast each layer is behind a valve the
+          // answer opens (sentLayers(answer:)), the branches meeting in `rtpfunnel` (which hands
+          // keyframe requests to the encoder of their SSRC). The offer's caps are the full
+          // size's (its `rtp`).
           let isSimulcast = layers.count > 1
+          let ssrcs = layers.map { _ in UInt32.random(in: 1..<UInt32.max) }
+          videoSSRC = ssrcs[0]
           let chains = try layers.indices.map { index throws(GStreamerError) in
             var chain = try VideoEncoder(codec, layers[index], scaled: index > 0).chain()
+            chain.last.name = "payloader"
+            chain.last.set("ssrc", .uint(UInt(ssrcs[index])))
             if isSimulcast {
-              chain.last.name = "payloader"
-              chain.last.set("ssrc", .uint(UInt(UInt32.random(in: 1..<UInt32.max))))
               chain = [ElementRecipe("valve", name: "valve", ["drop": .bool(index > 0)])] + chain
             }
-            return (name: "layer\(index)", chain: chain + [.caps(rtp, name: "rtp")])
+            var caps = rtp
+            try caps.setField("ssrc", ssrcs[index])
+            return (name: "layer\(index)", chain: chain + [.caps(caps, name: "rtp")])
           }
           let branches = try pipeline.addMedia(from: feed, source: SourceFeed.source(), branches: chains)
           guard let output = branches[0].element(named: "rtp")?.staticPad("src") else {
@@ -326,12 +334,6 @@ public final class WHIPPublication: Sendable {
               adaptation?.attach(to: encoder)
               RTPSender.countPackets(through: output, in: videoCounters)
               output.writeAbsoluteSendTime(id: Self.absoluteSendTimeID)
-              let videoSSRC = videoSSRC
-              output.addProbe(.buffer) { _, info in
-                guard videoSSRC.value.withLock({ $0 }) == 0, let ssrc = info.buffer?.rtpHeader?.ssrc else { return .ok }
-                videoSSRC.value.withLock { $0 = ssrc }
-                return .ok
-              }
             }
           }
           let input = try Self.link(sender, into: webrtc, counters: counters)
@@ -362,6 +364,7 @@ public final class WHIPPublication: Sendable {
       }
       payloaderOutputs = outputs
       self.adaptation = adaptation
+      self.videoSSRC = videoSSRC
       self.simulcast = simulcast
       layers = video?.1 ?? []
       track?.attach(feed)
@@ -539,9 +542,8 @@ public final class WHIPPublication: Sendable {
       }
       func all(_ bin: Bin) -> [Element] { bin.elements.flatMap { [$0] + (($0 as? Bin).map(all) ?? []) } }
       adaptation.attach(retransmitter: all(webrtc.element).first { $0.factoryName == "rtprtxsend" })
-      let videoSSRC = videoSSRC
       RTPSender.readReports(
-        on: { videoSSRC.value.withLock { $0 } },
+        on: { [videoSSRC] in videoSSRC },
         rtcpOut: rtpbin.pads.filter { $0.name.hasPrefix("send_rtcp_src_") },
         rtcpIn: rtpbin.pads.filter { $0.name.hasPrefix("recv_rtcp_sink_") }, counters: videoCounters,
         adaptation: adaptation)
