@@ -90,13 +90,15 @@ enum Command: Equatable {
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
             [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
-            [--codec h264|vp8] [--bitrate BPS] [--audio] [--duration S] [--json]
+            [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]] [--duration S]
+            [--json]
                        serve a camera to RTSP clients (VLC, ffmpeg, NVRs) at
                        rtsp://HOST:PORT/camera (default path), over UDP or TCP as each client
                        asks: captured and encoded once (default H.264) for all of them;
                        --audio adds the microphone (or a virtual one; with --test-pattern the
-                       sync signal's beeps) as a second stream, Opus at 48 kHz, in sync with
-                       the video by the RTCP sender reports;
+                       sync signal's beeps) as a second stream, Opus at 48 kHz (or AAC-LC,
+                       as IP cameras send, with --audio-codec aac), in sync with the video by
+                       the RTCP sender reports;
                        --user and its password let only that user in (digest authentication,
                        or basic); on loopback (127.0.0.1) unless an ADDRESS is given, and on
                        another address only with a user, or --no-auth; Ctrl-C stops

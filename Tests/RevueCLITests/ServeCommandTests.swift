@@ -1,4 +1,5 @@
 import Foundation
+import RevueSDK
 import RevueTestSupport
 import Testing
 
@@ -13,6 +14,8 @@ import Testing
     #expect(defaults.codec == .h264 && defaults.user == nil && defaults.authentication == .digest)
     #expect(!defaults.audio)
     #expect(try ServeOptions.parse(["--rtsp", "8554", "--audio"])?.audio == true)
+    #expect(defaults.audioCodec == .opus)
+    #expect(try ServeOptions.parse(["--rtsp", "8554", "--audio", "--audio-codec", "aac"])?.audioCodec == .aac)
     let options = try #require(
       try ServeOptions.parse([
         "--rtsp", "127.0.0.1:9000", "--path", "/door", "--user", "ann", "--password", "pw", "--auth", "basic",
@@ -34,6 +37,8 @@ import Testing
       (["--rtsp", "8554", "--path", "camera"], "serve: --path starts with /, such as /camera, not 'camera'"),
       (["--rtsp", "8554", "--user", "ann"], "serve: --user and --password go together"),
       (["--rtsp", "8554", "--auth", "none"], "serve: --auth is basic or digest, not 'none'"),
+      (["--rtsp", "8554", "--audio", "--audio-codec", "mp3"], "serve: --audio-codec is opus or aac, not 'mp3'"),
+      (["--rtsp", "8554", "--audio-codec", "aac"], "serve: --audio-codec goes with --audio"),
       (
         ["--rtsp", "0.0.0.0:8554"],
         "serve: 0.0.0.0 lets anyone on the network watch the camera: give --user and --password, or --no-auth to serve it without them on purpose"
@@ -109,18 +114,18 @@ import Testing
     #expect(exit.error.contains("1 encoder(s) started"), "\(exit.error)")
   }
 
-  /// `--audio` with the test pattern: the media has an Opus stream beside the video (ffprobe
-  /// lists it), which ffmpeg decodes: three seconds of it, with the sync signal's beeps in it
-  /// (half of full scale, -6 dB), not silence.
-  @Test func theAudioIsAnOpusStreamFFmpegDecodes() async throws {
+  /// `--audio` with the test pattern: the media has an Opus stream (or with `--audio-codec aac`
+  /// an AAC one) beside the video (ffprobe lists it), which ffmpeg decodes: three seconds of it,
+  /// with the sync signal's beeps in it (half of full scale, -6 dB), not silence.
+  @Test(arguments: [AudioCodec.opus, .aac]) func theAudioIsAStreamFFmpegDecodes(_ codec: AudioCodec) async throws {
     let server = try Subprocess(
       RevueExecutableTests.executable,
       [
-        "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--audio", "--duration", "40",
-        "--json",
+        "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--audio", "--audio-codec",
+        codec.rawValue, "--duration", "40", "--json",
       ]
     )
-    try await server.waitForError(containing: "in Opus on rtsp://", within: 30)
+    try await server.waitForError(containing: "in \(codec == .opus ? "Opus" : "AAC") on rtsp://", within: 30)
     let status = try await server.waitForOutput(within: 10, for: "a status line") { $0.contains("\n") }
     let line = try #require(status.split(separator: "\n").first)
     let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -133,7 +138,7 @@ import Testing
       ], within: 30)
     #expect(probed.status == 0, "\(probed.error.suffix(600))")
     let streams = probed.output.split(separator: "\n").map(String.init)
-    #expect(streams.contains("stream,opus,audio,48000"), "ffprobe listed \(streams)")
+    #expect(streams.contains("stream,\(codec.rawValue),audio,48000"), "ffprobe listed \(streams)")
     #expect(streams.contains("stream,h264,video"), "ffprobe listed \(streams)")
     let decoded = try await Subprocess.run(
       URL(fileURLWithPath: "/usr/bin/ffmpeg"),
@@ -142,11 +147,11 @@ import Testing
         "volumedetect", "-f", "null", "-",
       ], within: 30)
     #expect(decoded.status == 0, "\(decoded.error.suffix(600))")
-    #expect(decoded.error.contains("(opus (native) -> pcm_s16le (native))"), "\(decoded.error.suffix(600))")
+    #expect(decoded.error.contains("(\(codec.rawValue) (native) -> "), "\(decoded.error.suffix(600))")
     let samples = decoded.error.split(separator: "n_samples: ").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
     let loudest =
       decoded.error.split(separator: "max_volume: ").last.flatMap { Double($0.prefix { $0 != " " }) } ?? -.infinity
-    print("ffmpeg decoded \(samples) samples of the RTSP audio, the loudest at \(loudest) dB")
+    print("ffmpeg decoded \(samples) samples of the RTSP \(codec) audio, the loudest at \(loudest) dB")
     // Three seconds at 48 kHz (mono or stereo), give or take the start.
     #expect(samples >= 48_000 * 5 / 2, "\(decoded.error.suffix(600))")
     #expect(loudest > -12, "\(decoded.error.suffix(600))")

@@ -14,6 +14,16 @@ public enum VideoCodec: String, Sendable, Hashable, CaseIterable {
   }
 }
 
+/// An audio codec a broadcast serves its audio in.
+public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
+  /// Opus at 48 kHz (`opusenc`, `rtpopuspay`): what WebRTC and Revue's publications send, and
+  /// what ffmpeg, VLC and GStreamer play.
+  case opus
+  /// AAC-LC (`avenc_aac`, `rtpmp4gpay`: RFC 3640's `mpeg4-generic`): what IP cameras send, and
+  /// what NVRs and players that take only a camera's codecs expect.
+  case aac
+}
+
 /// The most a video layer may send.
 public struct VideoEncoding: Sendable, Hashable {
   /// Bits per second.

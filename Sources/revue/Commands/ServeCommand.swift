@@ -19,9 +19,10 @@ struct ServeOptions: Equatable {
   var noAuth = false
   var duration: Int?
   var json = false
-  /// `--audio`: the microphone served beside the camera, in Opus (the sync signal's beeps with
-  /// `--test-pattern`).
+  /// `--audio`: the microphone served beside the camera (the sync signal's beeps with
+  /// `--test-pattern`), in `audioCodec` (`--audio-codec`, Opus by default).
   var audio = false
+  var audioCodec = AudioCodec.opus
 
   /// Parses `revue serve`'s options; `environment` holds `REVUE_RTSP_PASSWORD` (``Secret``),
   /// as `--password` with `--user`. Nil for `--help`.
@@ -77,11 +78,20 @@ struct ServeOptions: Equatable {
       case "--duration": options.duration = try reader.count(option)
       case "--json": options.json = true
       case "--audio": options.audio = true
+      case "--audio-codec":
+        let text = try reader.value(option)
+        guard let codec = AudioCodec(rawValue: text) else {
+          throw UsageError(description: "serve: --audio-codec is opus or aac, not '\(text)'")
+        }
+        options.audioCodec = codec
       case "--help", "-h": return nil
       default: guard try password.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
     guard rtspGiven else { throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT is required") }
+    guard options.audio || options.audioCodec == .opus else {
+      throw UsageError(description: "serve: --audio-codec goes with --audio")
+    }
     options.password = try password.resolve("serve", environment: options.user == nil ? [:] : environment)?.value
     guard (options.user == nil) == (options.password == nil) else {
       throw UsageError(description: "serve: --user and --password go together")
@@ -131,7 +141,8 @@ struct ServeCommand {
     do {
       broadcast = try RTSPBroadcast(
         track: track, address: options.address, port: options.port, path: options.path, codec: options.codec,
-        encoding: encoding, audio: microphone, credentials: credentials, authentication: options.authentication)
+        encoding: encoding, audio: microphone, audioCodec: options.audioCodec, credentials: credentials,
+        authentication: options.authentication)
     } catch {
       try await capturer.stopCapture()
       try await microphone?.capturer?.stopCapture()
@@ -139,7 +150,10 @@ struct ServeCommand {
     }
     let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
     let sound =
-      microphone.map { " with \(($0.capturer as? MicrophoneCapturer)?.device?.name ?? $0.name) in Opus" } ?? ""
+      microphone.map {
+        " with \(($0.capturer as? MicrophoneCapturer)?.device?.name ?? $0.name)"
+          + " in \(options.audioCodec == .opus ? "Opus" : "AAC")"
+      } ?? ""
     FileHandle.standardError.write(
       Data(
         ("revue: serving \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps\(sound)"

@@ -50,8 +50,10 @@ public final class RTSPBroadcast: Sendable {
   public let port: Int
   /// The codec the track is encoded with.
   public let codec: VideoCodec
-  /// The audio track served beside the video (in Opus), if any.
+  /// The audio track served beside the video, if any.
   public let audio: LocalAudioTrack?
+  /// The codec the audio is served in.
+  public let audioCodec: AudioCodec
 
   private let server: RTSPServer
   let feed: Feed
@@ -68,7 +70,8 @@ public final class RTSPBroadcast: Sendable {
   ///   - codec: H.264 by default (what VLC, NVRs and browsers' RTSP gateways all take), or VP8.
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
   ///   - audio: an audio track (a microphone) to serve beside the video, as a second stream of
-  ///     the media, in Opus at 48 kHz (`audioEncoding`, 48 kb/s by default).
+  ///     the media, in `audioCodec` (Opus at 48 kHz by default, or AAC-LC) at `audioEncoding`'s
+  ///     bitrate (48 kb/s by default).
   ///   - credentials: the users let in; none lets anyone in.
   ///   - authentication: how users prove who they are: digest by default, which never sends the
   ///     password.
@@ -77,7 +80,7 @@ public final class RTSPBroadcast: Sendable {
   public init(
     track: LocalVideoTrack, address: String = "127.0.0.1", port: Int = 8554, path: String = "/camera",
     codec: VideoCodec = .h264, encoding: VideoEncoding? = nil, audio: LocalAudioTrack? = nil,
-    audioEncoding: AudioEncoding = .presetMusic, credentials: [Credentials] = [],
+    audioEncoding: AudioEncoding = .presetMusic, audioCodec: AudioCodec = .opus, credentials: [Credentials] = [],
     authentication: Authentication = .digest
   ) throws(RevueError) {
     guard path.hasPrefix("/"), !path.contains(where: \.isWhitespace) else {
@@ -104,10 +107,10 @@ public final class RTSPBroadcast: Sendable {
       throw RevueError(.gstreamer, "cannot describe the \(codec.rawValue) encoder", underlying: error)
     }
     if audio != nil {
+      let encoder = AudioEncoder(encoding: audioEncoding, dtx: false, codec: audioCodec)
       media.append(
-        ([SourceFeed.source(named: "audiosource", audio: true)]
-          + AudioEncoder(encoding: audioEncoding, dtx: false).chain(encoderName: "audioencoder"))
-          .payloading(as: "pay1", payloadType: 111))
+        ([SourceFeed.source(named: "audiosource", audio: true)] + encoder.chain(encoderName: "audioencoder"))
+          .payloading(as: "pay1", payloadType: encoder.payloadType))
     }
     let launch = "( " + media.map(\.launchDescription).joined(separator: " ") + " )"
     let feed = Feed(frameRate: layer.encoding.maxFps)
@@ -121,6 +124,7 @@ public final class RTSPBroadcast: Sendable {
     server.onPlay { feed.clientJoined() }
     self.track = track
     self.audio = audio
+    self.audioCodec = audioCodec
     self.codec = codec
     self.port = server.port
     let host = ["0.0.0.0", "::", ""].contains(address) ? ProcessInfo.processInfo.hostName : address
