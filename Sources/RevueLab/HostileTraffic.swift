@@ -163,18 +163,18 @@ public struct HostileTraffic: Sendable {
   /// An RTP packet of `ssrc` at the current sequence number and timestamp, with `payload` random
   /// bytes.
   private mutating func rtp(ssrc: UInt32, payload: Int, marker: Bool = false) -> [UInt8] {
-    [0x80, UInt8(payloadType & 0x7F) | (marker ? 0x80 : 0)] + Self.bigEndian(sequence) + Self.bigEndian(timestamp)
-      + Self.bigEndian(ssrc) + bytes(count: payload)
+    [0x80, UInt8(payloadType & 0x7F) | (marker ? 0x80 : 0)] + bigEndianBytes(sequence) + bigEndianBytes(timestamp)
+      + bigEndianBytes(ssrc) + bytes(count: payload)
   }
 
   /// An RTCP sender report of `ssrc` with random times and counts.
   private mutating func senderReport(ssrc: UInt32) -> [UInt8] {
-    [0x80, 200, 0, 6] + Self.bigEndian(ssrc) + bytes(count: 20)
+    [0x80, 200, 0, 6] + bigEndianBytes(ssrc) + bytes(count: 20)
   }
 
   /// An RTCP BYE of `ssrc`.
   private func bye(ssrc: UInt32) -> [UInt8] {
-    [0x81, 203, 0, 1] + Self.bigEndian(ssrc)
+    [0x81, 203, 0, 1] + bigEndianBytes(ssrc)
   }
 
   /// An RTCP compound whose header lies about its length or counts.
@@ -182,26 +182,22 @@ public struct HostileTraffic: Sendable {
     let ssrc = random.next() % 2 == 0 ? victimSSRC : strangerSSRC
     switch random.next() % 7 {
     case 0:  // A sender report claiming 31 report blocks with room for none.
-      return [0x9F, 200, 0, 6] + Self.bigEndian(ssrc) + bytes(count: 20)
+      return [0x9F, 200, 0, 6] + bigEndianBytes(ssrc) + bytes(count: 20)
     case 1:  // A length of 65535 words in a short packet.
-      return [0x80, 201, 0xFF, 0xFF] + Self.bigEndian(ssrc) + bytes(count: 24)
+      return [0x80, 201, 0xFF, 0xFF] + bigEndianBytes(ssrc) + bytes(count: 24)
     case 2:  // SDES with an item longer than the packet.
-      return [0x81, 202, 0, 3] + Self.bigEndian(ssrc) + [1, 255] + bytes(count: 6)
+      return [0x81, 202, 0, 3] + bigEndianBytes(ssrc) + [1, 255] + bytes(count: 6)
     case 3:  // BYE of 31 sources with a reason longer than the packet.
-      return [0x9F, 203, 0, 2] + Self.bigEndian(ssrc) + [200] + bytes(count: 3)
+      return [0x9F, 203, 0, 2] + bigEndianBytes(ssrc) + [200] + bytes(count: 3)
     case 4:  // A NACK and a PLI about SSRCs no one has.
-      return [0x81, 205, 0, 3] + Self.bigEndian(ssrc) + Self.bigEndian(UInt32(truncatingIfNeeded: random.next()))
-        + bytes(count: 4) + [0x81, 206, 0, 2] + Self.bigEndian(ssrc) + Self.bigEndian(UInt32.max)
+      return [0x81, 205, 0, 3] + bigEndianBytes(ssrc) + bigEndianBytes(UInt32(truncatingIfNeeded: random.next()))
+        + bytes(count: 4) + [0x81, 206, 0, 2] + bigEndianBytes(ssrc) + bigEndianBytes(UInt32.max)
     case 5:  // An unknown packet type, then a valid receiver report.
-      return [0x80, 199, 0, 1] + bytes(count: 4) + [0x80, 201, 0, 1] + Self.bigEndian(ssrc)
+      return [0x80, 199, 0, 1] + bytes(count: 4) + [0x80, 201, 0, 1] + bigEndianBytes(ssrc)
     default:  // A receiver report whose block claims absurd loss and jitter.
-      return [0x81, 201, 0, 7] + Self.bigEndian(ssrc) + Self.bigEndian(victimSSRC) + [0xFF, 0x7F, 0xFF, 0xFF]
+      return [0x81, 201, 0, 7] + bigEndianBytes(ssrc) + bigEndianBytes(victimSSRC) + [0xFF, 0x7F, 0xFF, 0xFF]
         + bytes(count: 16)
     }
-  }
-
-  private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-    withUnsafeBytes(of: value.bigEndian) { Array($0) }
   }
 
   // MARK: - Sending

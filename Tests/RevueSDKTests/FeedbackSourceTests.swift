@@ -17,14 +17,14 @@ import Testing
   /// RTCP compounds that claim the worst about the stream `victim`: a receiver report of 100%
   /// loss, a NACK of 16 packets and a PLI, from the made-up reporter `reporter`.
   static func hostileFeedback(about victim: UInt32, reporter: UInt32, round: Int) -> [UInt8] {
-    func be<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
     let report =
-      [0x81, 201, 0, 7] + be(reporter) + be(victim) + [0xFF, 0x00, 0xFF, 0xFF] + be(UInt32(round))
+      [0x81, 201, 0, 7] + bigEndianBytes(reporter) + bigEndianBytes(victim) + [0xFF, 0x00, 0xFF, 0xFF]
+      + bigEndianBytes(UInt32(round))
       + [UInt8](repeating: 0, count: 12)
     var lost: [UInt8] = []
-    for index in 0..<16 { lost += be(UInt16(truncatingIfNeeded: round * 16 + index)) + [0xFF, 0xFF] }
-    let nack: [UInt8] = [0x81, 205, 0, 18] + be(reporter) + be(victim) + lost
-    let pli: [UInt8] = [0x81, 206, 0, 2] + be(reporter) + be(victim)
+    for index in 0..<16 { lost += bigEndianBytes(UInt16(truncatingIfNeeded: round * 16 + index)) + [0xFF, 0xFF] }
+    let nack: [UInt8] = [0x81, 205, 0, 18] + bigEndianBytes(reporter) + bigEndianBytes(victim) + lost
+    let pli: [UInt8] = [0x81, 206, 0, 2] + bigEndianBytes(reporter) + bigEndianBytes(victim)
     return report + nack + pli
   }
 

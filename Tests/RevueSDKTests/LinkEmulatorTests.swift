@@ -299,8 +299,8 @@ private final class Endpoint: Sendable {
   /// Sends packet `sequence` of `size` bytes to 127.0.0.1:`port`.
   func send(_ sequence: Int, size: Int = 200, to port: Int) {
     var bytes = [UInt8](repeating: 0, count: max(16, size))
-    withUnsafeBytes(of: UInt64(sequence).bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
-    withUnsafeBytes(of: monotonicNow().bigEndian) { bytes.replaceSubrange(8..<16, with: $0) }
+    bytes.replaceSubrange(0..<8, with: bigEndianBytes(UInt64(sequence)))
+    bytes.replaceSubrange(8..<16, with: bigEndianBytes(monotonicNow()))
     var address = Self.address(port)
     _ = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -248,7 +248,7 @@ import Testing
 
   /// Sends an RTCP keyframe request about `ssrc` to `port` on loopback.
   static func sendKeyframeRequest(_ request: KeyframeRequest, about ssrc: UInt32, to port: Int) {
-    let target = withUnsafeBytes(of: ssrc.bigEndian) { Array($0) }
+    let target = bigEndianBytes(ssrc)
     let sender: [UInt8] = [0x12, 0x34, 0x56, 0x78]
     let packet =
       switch request {

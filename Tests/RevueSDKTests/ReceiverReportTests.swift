@@ -87,11 +87,11 @@ import Testing
   /// Sends an RTCP receiver report from `socket` to `port` on loopback, with one report block
   /// on `ssrc` saying `jitter` (in RTP timestamp units).
   static func sendReceiverReport(from socket: UDPSender, to port: Int, about ssrc: UInt32, jitter: UInt32) {
-    let be32 = { (value: UInt32) in withUnsafeBytes(of: value.bigEndian) { Array($0) } }
     // Header (RR, one block, 7 words after the first), the reporter, then the block: SSRC,
     // fraction and count lost, highest sequence, jitter, LSR, DLSR.
     let packet: [UInt8] =
-      [0x81, 201, 0, 7] + be32(0x1234_5678) + be32(ssrc) + be32(0) + be32(1) + be32(jitter) + be32(0) + be32(0)
+      [0x81, 201, 0, 7] + bigEndianBytes(UInt32(0x1234_5678)) + bigEndianBytes(ssrc) + bigEndianBytes(UInt32(0))
+      + bigEndianBytes(UInt32(1)) + bigEndianBytes(jitter) + bigEndianBytes(UInt32(0)) + bigEndianBytes(UInt32(0))
     socket.send(packet, to: "127.0.0.1", port: port)
   }
 
