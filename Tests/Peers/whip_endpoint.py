@@ -2,9 +2,9 @@
 """A WHIP endpoint (RFC 9725) on aiortc, a WebRTC stack no one on the Revue team wrote, for
 Revue's WHIP tests: it answers each offer POSTed to /whip/NAME, decodes the video and audio it
 receives, printing `frames N` (every 10 video frames) and `audio frames N` (every 50 audio
-frames, 20 ms each) on standard output, and ends a session on DELETE. Each `frames N` line also
-says `longest-gap G`: the longest wait between two decoded frames so far, in milliseconds (a
-freeze).
+frames, 20 ms each) on standard output, and `idle frames N` once video stops coming for half a
+second, and ends a session on DELETE. Each video line also says `longest-gap G`: the longest wait
+between two decoded frames so far, in milliseconds (a freeze).
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
                           [--close-after-30-frames] [--location-origin ORIGIN] [--drop-percent P]
@@ -151,42 +151,56 @@ def say(line):
 
 async def count_frames(track, session, close=None, per_second=False, onsets=None):
     """Decodes the track, printing `frames N` (video, every 10) or `audio frames N` (every 50),
-    and with `per_second` the video frames of each second (`fps N second S`); calls `close`
-    after 30 video frames when given; hands each frame to `onsets` when given."""
-    frames, every, label = 0, (10 if track.kind == "video" else 50), ("frames" if track.kind == "video" else "audio frames")
-    per_second = per_second and track.kind == "video"
-    counted = {"second": 0, "frames": 0}
+    and once video stops coming for half a second, `idle frames N` (all decoded so far); with
+    `per_second` the video frames of each second (`fps N second S`); calls `close` after 30
+    video frames when given; hands each frame to `onsets` when given."""
+    video = track.kind == "video"
+    every, label = (10, "frames") if video else (50, "audio frames")
+    per_second = per_second and video
+    counted = {"frames": 0, "second": 0, "in second": 0, "idle at": 0}
     timing = {"decoded": None, "gap": 0.0}
+    loop = asyncio.get_running_loop()
+
+    def report(prefix=""):
+        losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
+        timed = f" longest-gap {timing['gap'] * 1000:.0f}"
+        say(f"{prefix}{label} {counted['frames']} session {session}" + (losses + timed if video else ""))
 
     def tick(at):
         # Each second from the first frame, on the loop's clock, whether frames came or not.
         counted["second"] += 1
-        say(f"fps {counted['frames']} second {counted['second']}")
-        counted["frames"] = 0
+        say(f"fps {counted['in second']} second {counted['second']}")
+        counted["in second"] = 0
         loop.call_at(at + 1, tick, at + 1)
 
-    loop = asyncio.get_running_loop()
+    def watch_idle():
+        # Once per pause of half a second: everything that came has been decoded.
+        if counted["frames"] != counted["idle at"] and loop.time() - timing["decoded"] >= 0.5:
+            counted["idle at"] = counted["frames"]
+            report("idle ")
+        loop.call_later(0.25, watch_idle)
+
     while True:
         try:
             frame = await track.recv()
         except Exception:
             return
-        frames += 1
+        counted["frames"] += 1
         now = loop.time()
         if timing["decoded"] is not None:
             timing["gap"] = max(timing["gap"], now - timing["decoded"])
+        elif video:
+            loop.call_later(0.25, watch_idle)
         timing["decoded"] = now
         if onsets:
-            (onsets.video if track.kind == "video" else onsets.audio)(frame)
+            (onsets.video if video else onsets.audio)(frame)
         if per_second:
-            if frames == 1:
-                loop.call_at(loop.time() + 1, tick, loop.time() + 1)
-            counted["frames"] += 1
-        if frames % every == 0:
-            losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
-            timed = f" longest-gap {timing['gap'] * 1000:.0f}"
-            say(f"{label} {frames} session {session}" + (losses + timed if track.kind == "video" else ""))
-        if close and track.kind == "video" and frames == 30:
+            if counted["frames"] == 1:
+                loop.call_at(now + 1, tick, now + 1)
+            counted["in second"] += 1
+        if counted["frames"] % every == 0:
+            report()
+        if close and video and counted["frames"] == 30:
             await close()
             return
 

@@ -72,15 +72,17 @@ import Testing
   /// a simulcast offer announces none (the layers go by RID, which aiortc does not read): with the
   /// default two layers at 640×480 it dropped every retransmission (84 % of the frames decoded,
   /// freezes of 630 ms).
-  @Test func theNACKsOfferedAreAnsweredWithRetransmissions() async throws {
+  @Test(.wholeProcess) func theNACKsOfferedAreAnsweredWithRetransmissions() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--drop-percent", "5"])
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = try await Self.camera(devices[0])
       let publication = try await WHIPPublication(publishing: track, to: url, simulcast: false)
-      let output = try await endpoint.waitForOutput(containing: "frames 300 ", within: 30)
-      // What the encoder made by then, frames still on their way to aiortc included.
+      try await endpoint.waitForOutput(containing: "frames 300 ", within: 30)
+      // The camera stops; aiortc then says when it has decoded all that came.
+      try await track.capturer?.stopCapture()
       let sent = publication.statistics.framesEncoded
-      let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("frames 300 ") })
+      let output = try await endpoint.waitForOutput(containing: "idle frames ", within: 20)
+      let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("idle frames ") })
       let words = line.split(separator: " ")
       func count(_ name: String) -> Int { words.firstIndex(of: Substring(name)).flatMap { Int(words[$0 + 1]) } ?? -1 }
       print("WHIP with 5% of the video dropped at aiortc: \(line), \(sent) frames sent")
@@ -89,7 +91,6 @@ import Testing
       #expect(Double(count("frames")) >= 0.98 * Double(sent), "\(line), \(sent) frames sent")
       #expect((0...300).contains(count("longest-gap")), "\(line)")
       await publication.stop()
-      try await track.capturer?.stopCapture()
     }
     await endpoint.stop()
   }
