@@ -5,7 +5,10 @@ server does what it does. Each offer POSTed to /whip/ROOM joins VideoRoom ROOM (
 not exist) as a publisher, through Janus's HTTP API, and Janus's answer goes back with 201;
 DELETE of the session's URL leaves the room.
 
-    janus_whip.py PORT JANUS_URL [--token T]
+    janus_whip.py PORT JANUS_URL [--token T] [--bitrate BPS]
+
+--bitrate: rooms are made with that cap on a publisher's video, which Janus tells publishers
+(RTCP REMB, its estimate of what it takes, for all their layers together).
 
 Prints `listening PORT` once it serves, and `published room ROOM feed FEED` for each publisher
 (the feed a subscriber asks for). Debian's python3-aiohttp.
@@ -74,6 +77,7 @@ def main():
     parser.add_argument("port", type=int)
     parser.add_argument("janus")
     parser.add_argument("--token")
+    parser.add_argument("--bitrate", type=int, default=0)
     options = parser.parse_args()
     sessions = {}
 
@@ -85,7 +89,9 @@ def main():
         room = int(request.match_info["room"])
         janus = Janus(request.app["http"], options.janus)
         await janus.attach()
-        created = await janus.message({"request": "create", "room": room, "publishers": 10, "videocodec": "vp8,h264"})
+        created = await janus.message(
+            {"request": "create", "room": room, "publishers": 10, "videocodec": "vp8,h264", "bitrate": options.bitrate}
+        )
         if "error" in created and created.get("error_code") != 427:  # 427: the room exists
             return web.Response(status=502, text=f"VideoRoom: {created['error']}")
         await janus.message({"request": "join", "ptype": "publisher", "room": room, "display": "whip"})

@@ -476,6 +476,41 @@ import Testing
   /// Simulcast to an SFU: a 1280×720 camera published to Janus's VideoRoom is offered in three
   /// layers told apart by their RIDs, and Janus takes them all; a subscriber decodes the full
   /// size (Janus's default), then each smaller layer it asks for: Janus routed every layer.
+  /// Issue 26: a room capped at 700 kb/s, which Janus tells the publisher (REMB): of a 720p
+  /// camera's three layers (1.7 Mb/s, 450 and 120 kb/s) the two that fit are sent and the full
+  /// size is paused, within 5 s; the subscriber of the half size goes on decoding it.
+  @Test func janusVideoRoomsCapPausesTheLayersItCannotCarry() async throws {
+    try await Self.withJanusVideoRoom(1236, bitrate: 700_000) { url, subscribe in
+      try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+        let track = LocalVideoTrack.createCameraTrack(
+          options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169, fps: 30))
+        try await track.capturer?.startCapture()
+        let start = ContinuousClock.now
+        let publication = try await WHIPPublication(publishing: track, to: url)
+        let changes = publication.layersSentChanges
+        #expect(publication.layers.count == 3)
+        // Janus raises its estimate to the cap over its first seconds: layers may pause below
+        // the half size first, and come back.
+        let fitting = [Dimensions.h360_169, .h180_169]
+        if publication.layersSent.map(\.dimensions) != fitting {
+          try await withDeadline(5, "the layers that fit 700 kb/s alone") {
+            for await layers in changes {
+              print("WHIP layers sent after \(ContinuousClock.now - start): \(layers.map(\.dimensions))")
+              if layers.map(\.dimensions) == fitting { return }
+            }
+          }
+        }
+        #expect(publication.layersSent.map(\.dimensions) == fitting)
+        let viewer = try await subscribe()
+        try await viewer.choose(substream: 1)
+        try await viewer.waitForFrames(10, width: 640, height: 360, within: 20)
+        await viewer.stop()
+        await publication.stop()
+        try await track.capturer?.stopCapture()
+      }
+    }
+  }
+
   @Test func janusVideoRoomTakesTheSimulcastLayers() async throws {
     try await Self.withJanusVideoRoom(1235) { url, subscribe in
       try await TestCameras.with(["usb-1080p-webcam"]) { devices in
@@ -503,10 +538,11 @@ import Testing
   /// for the front end to have deleted the session (`body` stops its publication) and stops
   /// both, with their logs recorded when anything failed.
   static func withJanusVideoRoom(
-    _ room: Int, _ body: (_ url: URL, _ subscribe: () async throws -> JanusViewer) async throws -> Void
+    _ room: Int, bitrate: Int? = nil,
+    _ body: (_ url: URL, _ subscribe: () async throws -> JanusViewer) async throws -> Void
   ) async throws {
     let janus = try await Janus.start(plugins: ["videoroom"])
-    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: room)
+    let (frontEnd, url) = try await WHIPEndpoint.janusVideoRoom(janus, room: room, bitrate: bitrate)
     do {
       try await body(url) {
         let prefix = "published room \(room) feed "

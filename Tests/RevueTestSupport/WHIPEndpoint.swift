@@ -17,9 +17,15 @@ public enum WHIPEndpoint {
   }
 
   /// Starts the WHIP front end of `janus`'s VideoRoom (Janus started with the `videoroom`
-  /// plugin); returns it and the URL that publishes into `room`.
-  public static func janusVideoRoom(_ janus: Janus, room: Int) async throws -> (endpoint: Subprocess, url: URL) {
-    try await run("janus_whip.py", [janus.url.absoluteString], path: "/whip/\(room)")
+  /// plugin); returns it and the URL that publishes into `room`, a room made with a cap of
+  /// `bitrate` bits per second on a publisher's video when given (Janus tells publishers so, in
+  /// RTCP REMB).
+  public static func janusVideoRoom(_ janus: Janus, room: Int, bitrate: Int? = nil) async throws -> (
+    endpoint: Subprocess, url: URL
+  ) {
+    try await run(
+      "janus_whip.py", [janus.url.absoluteString] + (bitrate.map { ["--bitrate", "\($0)"] } ?? []),
+      path: "/whip/\(room)")
   }
 
   /// Starts Tests/Peers/hostile_http.py in `mode` (`trickle`, `flood`, `record`, or `redirect`

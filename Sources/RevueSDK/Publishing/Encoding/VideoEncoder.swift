@@ -122,6 +122,13 @@ struct VideoEncoder: Sendable, Hashable {
     return chain
   }
 
+  /// Asks the encoder upstream of `output` (its payloader's source pad, say) for a keyframe with
+  /// its parameter sets, as a receiver's PLI does.
+  static func requestKeyframe(upstreamOf output: Pad) {
+    guard let request = try? Structure("GstForceKeyUnit, all-headers=(boolean)true") else { return }
+    output.send(event: .customUpstream(request))
+  }
+
   /// Sets `encoder`'s bitrate to `bitsPerSecond`, in its unit; an element Revue does not drive
   /// is left alone. All three take a new bitrate while playing (vp8enc reconfigures libvpx at
   /// once, x264enc at its next frame).

@@ -235,10 +235,8 @@ public final class RTSPBroadcast: Sendable {
 
     /// Asks the encoder for a keyframe (with its parameter sets), as a client's PLI would.
     func requestKeyframe() {
-      guard let output = state.withLock({ $0.payloader })?.staticPad("src"),
-        let request = try? Structure("GstForceKeyUnit, all-headers=(boolean)true")
-      else { return }
-      output.send(event: .customUpstream(request))
+      guard let output = state.withLock({ $0.payloader })?.staticPad("src") else { return }
+      VideoEncoder.requestKeyframe(upstreamOf: output)
     }
   }
 }

@@ -11,7 +11,8 @@ import Synchronization
 /// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACKs answered with retransmissions (RTX),
 /// keyframe requests answered; the audio in Opus) set up with one HTTP exchange. A single
 /// video layer follows the path as an RTP publication does, from the endpoint's receiver
-/// reports (``BitrateController``); simulcast layers keep their bitrates, and there is no FEC:
+/// reports (``BitrateController``); simulcast layers keep their bitrates, and those the
+/// endpoint's estimate of the path cannot carry are paused (``layersSent``). There is no FEC:
 /// ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say what is on.
 ///
 ///     let url = URL(string: "whip+https://sfu.example/whip/room1")!
@@ -62,9 +63,18 @@ public final class WHIPPublication: Sendable {
   public let resource: URL
   /// The codec the track is encoded with.
   public let codec: VideoCodec
-  /// The video layers sent, the full size first: every layer offered when the endpoint took
+  /// The video layers the endpoint took, the full size first: every layer offered when it took
   /// simulcast, else the full size alone; empty without video.
   public let layers: [VideoParameters]
+
+  /// The video layers sent now, the full size first: ``layers``, less those the endpoint's
+  /// estimate of the path (RTCP REMB, for all the layers together) cannot carry, paused from
+  /// the largest down until it can (the smallest is always sent); a paused layer comes back,
+  /// with a keyframe, once the estimate has room for it and a tenth more.
+  public var layersSent: [VideoParameters] { session.layersSent }
+
+  /// ``layersSent`` at each change from now on.
+  public var layersSentChanges: AsyncStream<[VideoParameters]> { session.layerChanges.subscribe() }
 
   private let session: Session
   let status: StreamStatus
@@ -239,7 +249,12 @@ public final class WHIPPublication: Sendable {
     /// it is negotiated, and with it the funnel, where a second layer's first caps and queries
     /// would wait too) and their payloaders' MID extensions (told the MID once the offer has
     /// one), when there are several.
-    private let simulcast: (rids: [String], funnel: Element, valves: [Element], mids: [Element])?
+    private let simulcast: SimulcastSender?
+    /// Of the simulcast layers, those the answer took, and those on now (the receiver's estimate
+    /// pauses the rest: ``SimulcastAllocation``).
+    private let simulcastLayers = Mutex<(offered: [Bool], on: [Bool])>(([], []))
+    /// The layers sent, at each change.
+    let layerChanges = Broadcast<[VideoParameters]>()
 
     init(
       video: (LocalVideoTrack, [VideoParameters])?, audio: (LocalAudioTrack, AudioEncoding)?, codec: VideoCodec,
@@ -256,7 +271,7 @@ public final class WHIPPublication: Sendable {
         Task { await session.end() }
       }
       var outputs: [(String, Pad)] = []
-      var simulcast: (rids: [String], funnel: Element, valves: [Element], mids: [Element])?
+      var simulcast: SimulcastSender?
       var adaptation: BitrateAdaptation?
       var videoSSRC: UInt32 = 0
       do {
@@ -323,9 +338,10 @@ public final class WHIPPublication: Sendable {
               try payloader.addRTPHeaderExtension(uri: streamID.uri, id: streamID.id, properties: ["rid": .string(rid)])
               mids.append(try payloader.addRTPHeaderExtension(uri: mid.uri, id: mid.id))
             }
-            simulcast = (
-              SimulcastSDP.rids(count: layers.count), funnel, branches.compactMap { $0.element(named: "valve") }, mids
-            )
+            simulcast = SimulcastSender(
+              rids: SimulcastSDP.rids(count: layers.count), funnel: funnel,
+              valves: branches.compactMap { $0.element(named: "valve") },
+              payloaders: branches.compactMap { $0.element(named: "payloader") }, mids: mids)
             sender = funnel
           } else {
             sender = branches[0]
@@ -456,16 +472,46 @@ public final class WHIPPublication: Sendable {
     private func sentLayers(answer: String) -> [VideoParameters] {
       guard let simulcast else { return layers }
       let accepted = Set(SimulcastSDP.acceptedRIDs(in: answer)).intersection(simulcast.rids)
-      var sent: [VideoParameters] = []
-      for (index, rid) in simulcast.rids.enumerated() {
-        let sends = accepted.isEmpty ? index == 0 : accepted.contains(rid)
-        if sends { sent.append(layers[index]) }
-        try? simulcast.valves[index].set("drop", !sends)
-      }
+      let offered = simulcast.rids.indices.map { accepted.isEmpty ? $0 == 0 : accepted.contains(simulcast.rids[$0]) }
+      simulcastLayers.withLock { $0 = (offered, offered) }
+      for index in offered.indices { try? simulcast.valves[index].set("drop", !offered[index]) }
       if accepted.isEmpty {
         RevueLog.log(.info, "WHIP", "the endpoint takes no simulcast: the full size goes alone")
       }
-      return sent
+      return layers.indices.filter { offered[$0] }.map { layers[$0] }
+    }
+
+    /// The video layers sent now, the full size first.
+    var layersSent: [VideoParameters] {
+      guard simulcast != nil else { return layers }
+      let on = simulcastLayers.withLock { $0.on }
+      return layers.indices.filter { on[$0] }.map { layers[$0] }
+    }
+
+    /// Sends the simulcast layers the receiver's estimate of the path (`estimate` bits per
+    /// second, for all of them) carries, and pauses the rest (``SimulcastAllocation``): a layer
+    /// paused stops at its valve (its encoder idles); one resumed starts with a keyframe.
+    private func allocate(_ estimate: Int) {
+      guard let simulcast else { return }
+      let bitrates = layers.map(\.encoding.maxBitrate)
+      let changed: [VideoParameters]? = simulcastLayers.withLock { state in
+        let on = SimulcastAllocation.layersOn(
+          bitrates: bitrates, offered: state.offered, on: state.on, estimate: estimate)
+        guard on != state.on else { return nil }
+        for index in on.indices where on[index] != state.on[index] {
+          try? simulcast.valves[index].set("drop", !on[index])
+          if on[index], let output = simulcast.payloaders[index].staticPad("src") {
+            VideoEncoder.requestKeyframe(upstreamOf: output)
+          }
+          RevueLog.log(
+            .info, "WHIP",
+            "layer \(layers[index].dimensions) \(on[index] ? "resumed" : "paused"): the endpoint estimates"
+              + " \(estimate / 1000) kb/s")
+        }
+        state.on = on
+        return layers.indices.filter { on[$0] }.map { layers[$0] }
+      }
+      if let changed { layerChanges.send(changed) }
     }
 
     /// How long the endpoint may send no RTCP before the session counts as failed, at least:
@@ -534,18 +580,32 @@ public final class WHIPPublication: Sendable {
     /// RFC 3550's five seconds a round-trip time is one sample, repeated, that saw the queue of
     /// seconds before), and the retransmissions `webrtcbin` answers NACKs with kept within the
     /// budget of the target (unbudgeted, a congested path's NACKs for most packets were all
-    /// answered, and the retransmissions kept the path full: 0 fps for 4 s at 250 kb/s).
+    /// answered, and the retransmissions kept the path full: 0 fps for 4 s at 250 kb/s). With
+    /// simulcast, hands the endpoint's estimates of the path (REMB) to the layers' allocation
+    /// instead (``allocate(_:)``).
     func followThePath() {
-      guard let adaptation, let rtpbin = webrtc.element.element(named: "rtpbin") as? Bin else { return }
+      guard adaptation != nil || simulcast != nil, let rtpbin = webrtc.element.element(named: "rtpbin") as? Bin
+      else { return }
       for session in rtpbin.elements where session.factoryName == "rtpsession" {
         try? session.set("rtcp-min-interval", UInt64(RTPSender.reportInterval))
+      }
+      let rtcpIn = rtpbin.pads.filter { $0.name.hasPrefix("recv_rtcp_sink_") }
+      guard let adaptation else {
+        // Simulcast: the receiver's estimate of the path, for all the layers, picks those sent.
+        for pad in rtcpIn {
+          pad.addProbe(.buffer) { [weak self] _, info in
+            if let estimate = info.buffer?.rtcpReceiverEstimate { self?.allocate(estimate.bitsPerSecond) }
+            return .ok
+          }
+        }
+        return
       }
       func all(_ bin: Bin) -> [Element] { bin.elements.flatMap { [$0] + (($0 as? Bin).map(all) ?? []) } }
       adaptation.attach(retransmitter: all(webrtc.element).first { $0.factoryName == "rtprtxsend" })
       RTPSender.readReports(
         on: { [videoSSRC] in videoSSRC },
         rtcpOut: rtpbin.pads.filter { $0.name.hasPrefix("send_rtcp_src_") },
-        rtcpIn: rtpbin.pads.filter { $0.name.hasPrefix("recv_rtcp_sink_") }, counters: videoCounters,
+        rtcpIn: rtcpIn, counters: videoCounters,
         adaptation: adaptation)
     }
 
@@ -575,6 +635,20 @@ public final class WHIPPublication: Sendable {
       await WHIPExchange.delete(resource, token: token)
     }
   }
+}
+
+/// The simulcast layers of a WHIP session's sender: their RIDs, the funnel they meet in, and
+/// each layer's valve, payloader and MID extension (told the MID once the offer has one), the
+/// full size first.
+private struct SimulcastSender: Sendable {
+  let rids: [String]
+  let funnel: Element
+  /// Only the full size's is open until the answer opens the layers it takes: `webrtcbin` holds
+  /// the first packet it gets until it is negotiated, and with it the funnel, where a second
+  /// layer's first caps and queries would wait too.
+  let valves: [Element]
+  let payloaders: [Element]
+  let mids: [Element]
 }
 
 /// The HTTP side of WHIP (RFC 9725).
