@@ -244,11 +244,7 @@ public final class WHIPPublication: Sendable {
     private let payloaderOutputs: [(kind: String, pad: Pad)]
     /// The video layers, the full size first; none without video.
     private let layers: [VideoParameters]
-    /// The layers' RIDs, the funnel they meet in, their valves (only the full size's open until
-    /// the answer opens the layers it takes: `webrtcbin` holds the first packet it gets until
-    /// it is negotiated, and with it the funnel, where a second layer's first caps and queries
-    /// would wait too) and their payloaders' MID extensions (told the MID once the offer has
-    /// one), when there are several.
+    /// The simulcast layers, when there are several.
     private let simulcast: SimulcastSender?
     /// Of the simulcast layers, those the answer took, and those on now (the receiver's estimate
     /// pauses the rest: ``SimulcastAllocation``).
@@ -478,14 +474,14 @@ public final class WHIPPublication: Sendable {
       if accepted.isEmpty {
         RevueLog.log(.info, "WHIP", "the endpoint takes no simulcast: the full size goes alone")
       }
-      return layers.indices.filter { offered[$0] }.map { layers[$0] }
+      return zip(layers, offered).filter(\.1).map(\.0)
     }
 
     /// The video layers sent now, the full size first.
     var layersSent: [VideoParameters] {
       guard simulcast != nil else { return layers }
       let on = simulcastLayers.withLock { $0.on }
-      return layers.indices.filter { on[$0] }.map { layers[$0] }
+      return zip(layers, on).filter(\.1).map(\.0)
     }
 
     /// Sends the simulcast layers the receiver's estimate of the path (`estimate` bits per
@@ -509,7 +505,7 @@ public final class WHIPPublication: Sendable {
               + " \(estimate / 1000) kb/s")
         }
         state.on = on
-        return layers.indices.filter { on[$0] }.map { layers[$0] }
+        return zip(layers, on).filter(\.1).map(\.0)
       }
       if let changed { layerChanges.send(changed) }
     }
