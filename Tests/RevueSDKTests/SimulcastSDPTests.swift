@@ -14,8 +14,8 @@ import Testing
     "m=audio 9 UDP/TLS/RTP/SAVPF 111", "a=mid:audio1", "a=rtpmap:111 OPUS/48000/2", "a=ssrc:13 cname:x",
   ].map { $0 + "\r\n" }.joined()
 
-  @Test func theOfferNamesEachLayerAndDropsItsSSRCs() {
-    let offer = SimulcastSDP.offer(Self.offer, rids: ["f", "h", "q"])
+  @Test func theOfferNamesEachLayerAndOnlyTheFullSizesSSRCs() {
+    let offer = SimulcastSDP.offer(Self.offer, rids: ["f", "h", "q"], fullSize: (21, 22, "me"))
     let lines = offer.components(separatedBy: "\r\n")
     #expect(offer.hasSuffix("\r\n") && !offer.contains("\r\n\r\n") && !offer.replacing("\r\n", with: "").contains("\n"))
     let video = Array(
@@ -24,8 +24,8 @@ import Testing
       video == [
         "m=video 9 UDP/TLS/RTP/SAVPF 96", "c=IN IP4 0.0.0.0", "a=mid:video0", "a=sendonly", "a=rtpmap:96 VP8/90000",
         "a=rtcp-fb:96 nack", "a=rtcp-fb:96 nack pli", "a=extmap:1 urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id",
-        "a=candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host", "a=rid:f send", "a=rid:h send", "a=rid:q send",
-        "a=simulcast:send f;h;q",
+        "a=candidate:1 1 UDP 2015363327 127.0.0.1 40000 typ host", "a=ssrc-group:FID 21 22", "a=ssrc:21 cname:me",
+        "a=ssrc:22 cname:me", "a=rid:f send", "a=rid:h send", "a=rid:q send", "a=simulcast:send f;h;q",
       ])
     // The session part and the audio are left as they were.
     #expect(offer.hasPrefix("v=0\r\no=- 7 0 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\na=group:BUNDLE video0 audio1\r\nm=video"))

@@ -68,15 +68,15 @@ import Testing
   /// sent are decoded with no freeze over 300 ms. Before, `webrtcbin` offered NACK and never
   /// answered one: 0 retransmissions.
   ///
-  /// One layer: aiortc (1.4) maps retransmissions to their stream by the SSRCs of the offer, and
-  /// a simulcast offer announces none (the layers go by RID, which aiortc does not read): with the
-  /// default two layers at 640×480 it dropped every retransmission (84 % of the frames decoded,
-  /// freezes of 630 ms).
+  /// The default two layers at 640×480, of which aiortc takes the full size: it maps
+  /// retransmissions to their stream by the SSRCs of the offer, and a simulcast offer that
+  /// announced none had every retransmission dropped (84 % of the frames decoded, freezes of
+  /// 630 ms).
   @Test(.wholeProcess) func theNACKsOfferedAreAnsweredWithRetransmissions() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--drop-percent", "5"])
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = try await Self.camera(devices[0])
-      let publication = try await WHIPPublication(publishing: track, to: url, simulcast: false)
+      let publication = try await WHIPPublication(publishing: track, to: url)
       try await endpoint.waitForOutput(containing: "frames 300 ", within: 30)
       // The camera stops; aiortc then says when it has decoded all that came.
       try await track.capturer?.stopCapture()

@@ -86,6 +86,9 @@ public class Bin: Element, @unchecked Sendable {
     }
   }
 
+  /// Every element inside the bin, and inside the bins inside it, depth first.
+  public var allElements: [Element] { elements.flatMap { [$0] + (($0 as? Bin)?.allElements ?? []) } }
+
   /// The element of this name in this bin or any bin inside it, or nil.
   ///
   /// The corresponding C function is `gst_bin_get_by_name`.

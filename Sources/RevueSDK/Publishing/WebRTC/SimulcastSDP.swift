@@ -12,8 +12,10 @@
 ///     a=simulcast:send f;h;q
 ///
 /// Each layer's packets carry their RID and their section's MID in those header extensions; the
-/// answerer finds the section by the MID (SSRCs it was not told of) and the layer by the RID, so
-/// the offer announces no SSRCs.
+/// answerer finds the section by the MID and the layer by the RID. Of SSRCs the offer announces
+/// only the full size's and its retransmissions' (`a=ssrc-group:FID`), as Firefox announces its
+/// layers': an endpoint that takes no simulcast and maps retransmissions by SSRC (aiortc) finds
+/// them by it; an SFU binds it to the full size, which it is.
 enum SimulcastSDP {
   /// The header extension each layer's RID travels in (RFC 8852), and its id in the offer.
   static let streamIDExtension = (uri: "urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id", id: 1)
@@ -24,13 +26,23 @@ enum SimulcastSDP {
   static func rids(count: Int) -> [String] { Array(["f", "h", "q"].prefix(count)) }
 
   /// `offer` with its first video section offering the layers `rids`: an `a=rid:RID send` line
-  /// each and `a=simulcast:send`, and without SSRC lines (`webrtcbin` writes one for an SSRC in
-  /// its caps, which an SFU would bind to the first layer). Other sections are left as they are.
-  static func offer(_ offer: String, rids: [String]) -> String {
+  /// each and `a=simulcast:send`, with the SSRC lines of `fullSize` (its stream and its
+  /// retransmissions', under `cname`) in place of `webrtcbin`'s. Other sections are left as
+  /// they are.
+  static func offer(_ offer: String, rids: [String], fullSize: (ssrc: UInt32, rtx: UInt32, cname: String)? = nil)
+    -> String
+  {
     var sections = SDPSections(offer)
     guard let video = sections.firstIndex(ofMedia: "video") else { return offer }
+    var ssrcs: [String] = []
+    if let fullSize {
+      ssrcs = [
+        "a=ssrc-group:FID \(fullSize.ssrc) \(fullSize.rtx)", "a=ssrc:\(fullSize.ssrc) cname:\(fullSize.cname)",
+        "a=ssrc:\(fullSize.rtx) cname:\(fullSize.cname)",
+      ]
+    }
     sections.media[video] =
-      sections.media[video].filter { !$0.hasPrefix("a=ssrc:") && !$0.hasPrefix("a=ssrc-group:") }
+      sections.media[video].filter { !$0.hasPrefix("a=ssrc:") && !$0.hasPrefix("a=ssrc-group:") } + ssrcs
       + rids.map { "a=rid:\($0) send" } + ["a=simulcast:send " + rids.joined(separator: ";")]
     return sections.text
   }

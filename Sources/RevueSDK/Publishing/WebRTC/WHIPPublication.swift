@@ -437,7 +437,8 @@ public final class WHIPPublication: Sendable {
         if let mid = SimulcastSDP.firstVideoMID(in: made) {
           for extensionElement in simulcast.mids { try extensionElement.set("mid", mid) }
         }
-        return SimulcastSDP.offer(made, rids: simulcast.rids)
+        return SimulcastSDP.offer(
+          made, rids: simulcast.rids, fullSize: (videoSSRC, simulcast.rtxSSRC, LocalTrackPublication.cname))
       } catch {
         throw RevueError(.gstreamer, "cannot make the WebRTC offer", underlying: error)
       }
@@ -450,6 +451,19 @@ public final class WHIPPublication: Sendable {
         try await webrtc.setRemoteDescription(.answer, sdp: answer)
       } catch {
         throw RevueError(.network, "the WHIP endpoint's answer does not fit the offer", underlying: error)
+      }
+      // The full size's retransmissions go on the SSRC the simulcast offer announced (webrtcbin,
+      // told no SSRC, would pick one of its own); its RTX sender exists from the answer on, and
+      // sends nothing before the connection is up.
+      if let simulcast, let retransmitter = webrtc.element.allElements.first(where: { $0.factoryName == "rtprtxsend" })
+      {
+        do {
+          let map = try Structure(name: "application/x-rtp-ssrc-map", ["\(videoSSRC)": simulcast.rtxSSRC])
+          try retransmitter.set("ssrc-map", Value.structure(map))
+        } catch {
+          RevueLog.log(
+            .warning, "WHIP", "the full size's retransmissions keep an SSRC the offer did not announce: \(error)")
+        }
       }
       // Before any packet goes: a receiver that took one stream must see only that one.
       let sent = sentLayers(answer: answer)
@@ -596,8 +610,7 @@ public final class WHIPPublication: Sendable {
         }
         return
       }
-      func all(_ bin: Bin) -> [Element] { bin.elements.flatMap { [$0] + (($0 as? Bin).map(all) ?? []) } }
-      adaptation.attach(retransmitter: all(webrtc.element).first { $0.factoryName == "rtprtxsend" })
+      adaptation.attach(retransmitter: webrtc.element.allElements.first { $0.factoryName == "rtprtxsend" })
       RTPSender.readReports(
         on: { [videoSSRC] in videoSSRC },
         rtcpOut: rtpbin.pads.filter { $0.name.hasPrefix("send_rtcp_src_") },
@@ -645,6 +658,8 @@ private struct SimulcastSender: Sendable {
   let valves: [Element]
   let payloaders: [Element]
   let mids: [Element]
+  /// The SSRC of the full size's retransmissions, announced in the offer.
+  let rtxSSRC = UInt32.random(in: 1..<UInt32.max)
 }
 
 /// The HTTP side of WHIP (RFC 9725).
