@@ -37,7 +37,7 @@ import Testing
 
   @Test func anOfferWithoutVideoIsLeftAlone() {
     let audioOnly = "v=0\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=ssrc:13 cname:x\r\n"
-    #expect(SimulcastSDP.offer(audioOnly, rids: ["f", "h"]) == audioOnly)
+    #expect(SimulcastSDP.offer(audioOnly, rids: ["f", "h"], fullSize: (21, 22, "me")) == audioOnly)
   }
 
   @Test(arguments: [

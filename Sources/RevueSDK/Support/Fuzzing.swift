@@ -15,6 +15,9 @@
   /// What a WHIP publication reads from an endpoint's answer `sdp`: the simulcast layers it
   /// takes (``SimulcastSDP``); and the offer of three layers it would make from `sdp`.
   public static func simulcast(_ sdp: String) -> (accepted: [String], offer: String) {
-    (SimulcastSDP.acceptedRIDs(in: sdp), SimulcastSDP.offer(sdp, rids: SimulcastSDP.rids(count: 3)))
+    (
+      SimulcastSDP.acceptedRIDs(in: sdp),
+      SimulcastSDP.offer(sdp, rids: SimulcastSDP.rids(count: 3), fullSize: (1, 2, "fuzz"))
+    )
   }
 }

@@ -29,18 +29,13 @@ enum SimulcastSDP {
   /// each and `a=simulcast:send`, with the SSRC lines of `fullSize` (its stream and its
   /// retransmissions', under `cname`) in place of `webrtcbin`'s. Other sections are left as
   /// they are.
-  static func offer(_ offer: String, rids: [String], fullSize: (ssrc: UInt32, rtx: UInt32, cname: String)? = nil)
-    -> String
-  {
+  static func offer(_ offer: String, rids: [String], fullSize: (ssrc: UInt32, rtx: UInt32, cname: String)) -> String {
     var sections = SDPSections(offer)
     guard let video = sections.firstIndex(ofMedia: "video") else { return offer }
-    var ssrcs: [String] = []
-    if let fullSize {
-      ssrcs = [
-        "a=ssrc-group:FID \(fullSize.ssrc) \(fullSize.rtx)", "a=ssrc:\(fullSize.ssrc) cname:\(fullSize.cname)",
-        "a=ssrc:\(fullSize.rtx) cname:\(fullSize.cname)",
-      ]
-    }
+    let ssrcs = [
+      "a=ssrc-group:FID \(fullSize.ssrc) \(fullSize.rtx)", "a=ssrc:\(fullSize.ssrc) cname:\(fullSize.cname)",
+      "a=ssrc:\(fullSize.rtx) cname:\(fullSize.cname)",
+    ]
     sections.media[video] =
       sections.media[video].filter { !$0.hasPrefix("a=ssrc:") && !$0.hasPrefix("a=ssrc-group:") } + ssrcs
       + rids.map { "a=rid:\($0) send" } + ["a=simulcast:send " + rids.joined(separator: ";")]

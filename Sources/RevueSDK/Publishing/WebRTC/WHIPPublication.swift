@@ -455,8 +455,7 @@ public final class WHIPPublication: Sendable {
       // The full size's retransmissions go on the SSRC the simulcast offer announced (webrtcbin,
       // told no SSRC, would pick one of its own); its RTX sender exists from the answer on, and
       // sends nothing before the connection is up.
-      if let simulcast, let retransmitter = webrtc.element.allElements.first(where: { $0.factoryName == "rtprtxsend" })
-      {
+      if let simulcast, let retransmitter {
         do {
           let map = try Structure(name: "application/x-rtp-ssrc-map", ["\(videoSSRC)": simulcast.rtxSSRC])
           try retransmitter.set("ssrc-map", Value.structure(map))
@@ -490,6 +489,10 @@ public final class WHIPPublication: Sendable {
       }
       return zip(layers, offered).filter(\.1).map(\.0)
     }
+
+    /// The `rtprtxsend` inside `webrtcbin` that answers NACKs with retransmissions: there from
+    /// the answer on.
+    private var retransmitter: Element? { webrtc.element.allElements.first { $0.factoryName == "rtprtxsend" } }
 
     /// The video layers sent now, the full size first.
     var layersSent: [VideoParameters] {
@@ -610,7 +613,7 @@ public final class WHIPPublication: Sendable {
         }
         return
       }
-      adaptation.attach(retransmitter: webrtc.element.allElements.first { $0.factoryName == "rtprtxsend" })
+      adaptation.attach(retransmitter: retransmitter)
       RTPSender.readReports(
         on: { [videoSSRC] in videoSSRC },
         rtcpOut: rtpbin.pads.filter { $0.name.hasPrefix("send_rtcp_src_") },
