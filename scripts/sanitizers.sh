@@ -7,7 +7,8 @@
 # Each sanitizer builds into a folder of its own (.build/asan, .build/tsan), so the plain build
 # stays as it is. Suppressions, each with its reason, are in scripts/sanitizers/{lsan,tsan}.supp.
 # The tests see REVUE_SANITIZER (address or thread) and relax timing thresholds only, never what
-# they check. Options after the sanitizer go to swift test (--filter NAME, for instance).
+# they check. Options after the sanitizer go to swift test (--filter NAME, for instance), and
+# REVUE_TEST_TIERS picks tiers as for swift test (scripts/test.sh takes unit,pipeline,smoke).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

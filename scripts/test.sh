@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine (scripts/setup.sh), builds everything and runs every test, then
-# fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md) and runs every test again
-# under AddressSanitizer and LeakSanitizer (scripts/sanitizers.sh address, docs/sanitizers.md).
-# Tests run one at a time (--no-parallel), the order the suites were written in. Plain
-# `swift test` runs them in parallel and passes too: the tests that need the process to
-# themselves (the lifetime tests count its GStreamer objects and threads) say so with
-# .wholeProcess (Tests/RevueTestSupport/ProcessGate.swift).
+# fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md) and runs the unit and
+# pipeline tiers and the realtime smoke set again under AddressSanitizer and LeakSanitizer
+# (scripts/sanitizers.sh address, docs/sanitizers.md). Tests run one at a time (--no-parallel),
+# the order the suites were written in. Plain `swift test` runs them in parallel and passes too:
+# the tests that need the process to themselves (the lifetime tests count its GStreamer objects
+# and threads) say so with .wholeProcess (Tests/RevueTestSupport/ProcessGate.swift).
+#
+# Each suite is in a tier (Tests/RevueTestSupport/Tiers.swift): unit (pure logic), pipeline
+# (short real pipelines), realtime (link trials, floods, soak, congestion) and interop (ffmpeg,
+# VLC, Janus, aiortc). One tier or a few, every other skipped with the reason:
+#   REVUE_TEST_TIERS=unit swift test                     # under a second
+#   REVUE_TEST_TIERS=unit,pipeline swift test            # about a minute
+#   REVUE_TEST_TIERS=realtime,interop swift test         # the long ones
+# `smoke` in the list adds the realtime tests marked as their family's short proof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +28,4 @@ step scripts/setup.sh
 step swift build
 step swift test --no-parallel
 step scripts/fuzz.sh --seconds 20
-step scripts/sanitizers.sh address
+REVUE_TEST_TIERS=unit,pipeline,smoke step scripts/sanitizers.sh address

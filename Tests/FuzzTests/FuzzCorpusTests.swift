@@ -6,7 +6,7 @@ import Testing
 /// The fuzz corpora (`Fuzz/Corpus/TARGET/`) replayed through their targets, as the libFuzzer
 /// binary runs them: the seeds, and every input a fuzzer once crashed on (`crash-*`), which
 /// must now be refused or taken without a crash.
-@Suite(.sharedProcess, .timeLimit(.minutes(2))) struct FuzzCorpusTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(2))) struct FuzzCorpusTests {
   init() { TestEnvironment.prepare() }
 
   /// The corpus folder of `target`.

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct AppTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct AppTests {
     init() { TestEnvironment.prepare() }
 
     /// An appsrc ! appsink pipeline for opaque test data, timestamps in time.

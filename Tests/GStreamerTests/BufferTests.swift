@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct BufferTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct BufferTests {
     init() { TestEnvironment.prepare() }
 
     @Test func bytesAndTimestamps() throws {
@@ -95,7 +95,7 @@ extension GStreamerSuite {
   }
 }
 
-@Suite(.sharedProcess) struct RTCPFeedbackTests {
+@Suite(.tier(.pipeline), .sharedProcess) struct RTCPFeedbackTests {
   /// The 32-bit words of `bytes`, big-endian.
   static func words(_ bytes: [UInt8]) -> [UInt32] {
     stride(from: 0, to: bytes.count, by: 4).map { index in

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct BusTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct BusTests {
     init() { TestEnvironment.prepare() }
 
     @Test func elementErrorArrivesWithItsPath() async throws {

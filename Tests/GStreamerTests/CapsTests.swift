@@ -4,7 +4,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct CapsTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct CapsTests {
     init() { TestEnvironment.prepare() }
 
     @Test func parseAndSerialize() throws {

@@ -4,7 +4,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct ClockTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct ClockTests {
     init() { TestEnvironment.prepare() }
 
     /// `clock_gettime(CLOCK_MONOTONIC)` in nanoseconds.

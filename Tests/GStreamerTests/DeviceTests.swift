@@ -4,7 +4,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct DeviceTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct DeviceTests {
     init() { TestEnvironment.prepare() }
 
     /// The device classes of this suite's providers, which no other monitor of the process

@@ -3,7 +3,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct ErrorTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct ErrorTests {
     init() { TestEnvironment.prepare() }
 
     @Test func unknownElementNamesTheFactory() {

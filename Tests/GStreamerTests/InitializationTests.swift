@@ -3,7 +3,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct InitializationTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct InitializationTests {
     init() { TestEnvironment.prepare() }
 
     @Test func initializeIsIdempotentAndThreadSafe() async throws {

@@ -6,7 +6,7 @@ extension GStreamerSuite {
   /// Thousands of pipelines made, played, stopped and dropped leave no GStreamer object and no
   /// thread behind: every wrapper releases exactly the references it took. They count the objects
   /// and threads of the whole process, so they run alone.
-  @Suite(.wholeProcess, .timeLimit(.minutes(3))) struct LifetimeTests {
+  @Suite(.tier(.realtime), .wholeProcess, .timeLimit(.minutes(3))) struct LifetimeTests {
     init() { TestEnvironment.prepare() }
 
     static let cycles = 10_000

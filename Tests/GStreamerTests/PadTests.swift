@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct PadTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct PadTests {
     init() { TestEnvironment.prepare() }
 
     @Test func probeSeesAndChangesBuffers() async throws {

@@ -3,7 +3,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct PropertyTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct PropertyTests {
     init() { TestEnvironment.prepare() }
 
     @Test func integersOfEveryWidth() throws {

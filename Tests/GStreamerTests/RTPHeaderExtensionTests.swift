@@ -3,7 +3,7 @@ import RevueTestSupport
 import Testing
 
 extension GStreamerSuite {
-  @Suite(.timeLimit(.minutes(1))) struct RTPHeaderExtensionTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct RTPHeaderExtensionTests {
     init() { TestEnvironment.prepare() }
 
     /// A payloader given the RTP stream id extension writes it into each packet (RFC 8285's

@@ -7,7 +7,7 @@ import Testing
 extension GStreamerSuite {
   /// `WebRTCBin` alone: two peers in one pipeline negotiate (offer, answer, candidates) and the
   /// answerer decodes what the offerer sends; bad descriptions are refused with webrtcbin's reason.
-  @Suite(.timeLimit(.minutes(1))) struct WebRTCBinTests {
+  @Suite(.tier(.pipeline), .timeLimit(.minutes(1))) struct WebRTCBinTests {
     init() { TestEnvironment.prepare() }
 
     @Test func twoPeersNegotiateAndVideoFlows() async throws {

@@ -7,29 +7,29 @@ import Testing
 @testable import revue
 
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct CommandParsingTests {
-  @Test func noArgumentsRunsTheMainJob() throws {
+  @Test(.tier(.unit)) func noArgumentsRunsTheMainJob() throws {
     #expect(try Command.parse([]) == .check(json: false))
   }
 
-  @Test func checkWithJSON() throws {
+  @Test(.tier(.pipeline)) func checkWithJSON() throws {
     #expect(try Command.parse(["check"]) == .check(json: false))
     #expect(try Command.parse(["check", "--json"]) == .check(json: true))
   }
 
-  @Test func helpEverywhere() throws {
+  @Test(.tier(.unit)) func helpEverywhere() throws {
     #expect(try Command.parse(["help"]) == .help)
     #expect(try Command.parse(["--help"]) == .help)
     #expect(try Command.parse(["check", "--help"]) == .help)
   }
 
-  @Test func unknownCommandOrOptionIsAUsageError() {
+  @Test(.tier(.unit)) func unknownCommandOrOptionIsAUsageError() {
     #expect(throws: UsageError(description: "unknown command 'fly'")) { try Command.parse(["fly"]) }
     #expect(throws: UsageError(description: "check: unknown option '--fast'")) {
       try Command.parse(["check", "--fast"])
     }
   }
 
-  @Test func benchOptions() throws {
+  @Test(.tier(.unit)) func benchOptions() throws {
     #expect(try Command.parse(["bench"]) == .bench(scenarios: [], frames: nil, runs: 3, json: nil))
     #expect(
       try Command.parse(["bench", "--markdown", "docs/benchmarks.md"])
@@ -52,7 +52,7 @@ import Testing
     #expect(throws: UsageError.self) { try Command.parse(["bench", "camera-mjpeg"]) }
   }
 
-  @Test func benchLinksIsNamedAloneAndListsIssue13sMatrix() throws {
+  @Test(.tier(.unit)) func benchLinksIsNamedAloneAndListsIssue13sMatrix() throws {
     #expect(
       try Command.parse(["bench", "links", "--markdown", "docs/loss-recovery.md"])
         == .bench(scenarios: ["links"], frames: nil, runs: 3, json: nil, markdown: "docs/loss-recovery.md"))
@@ -101,7 +101,7 @@ import Testing
     #expect(outages.allSatisfy { $0.frames >= LinkTrial.outageFrame + 150 + 150 })
   }
 
-  @Test func benchChildIsHiddenAndTakesItsArguments() throws {
+  @Test(.tier(.pipeline)) func benchChildIsHiddenAndTakesItsArguments() throws {
     #expect(
       try Command.parse(["bench", "--child", "send", "codec=vp8", "port=20000"])
         == .benchChild(["send", "codec=vp8", "port=20000"]))
@@ -119,7 +119,7 @@ import Testing
     }
   }
 
-  @Test func exitCodes() async {
+  @Test(.tier(.pipeline)) func exitCodes() async {
     #expect(await RevueCommand.run(["fly"]) == .usage)
     #expect(await RevueCommand.run(["help"]) == .success)
   }
@@ -143,7 +143,7 @@ import Testing
       executable, arguments, environment: environment, within: seconds, sourceLocation: sourceLocation)
   }
 
-  @Test func checkReportsVersionElementsAndATestPipeline() async throws {
+  @Test(.tier(.pipeline)) func checkReportsVersionElementsAndATestPipeline() async throws {
     let result = try await Self.run(["check"])
     #expect(result.status == 0, "\(result.error)")
     #expect(result.output.hasPrefix("GStreamer 1."))
@@ -151,7 +151,7 @@ import Testing
     #expect(result.output.contains("test pipeline: 30 frames"))
   }
 
-  @Test func checkAsJSON() async throws {
+  @Test(.tier(.pipeline)) func checkAsJSON() async throws {
     let result = try await Self.run(["check", "--json"])
     #expect(result.status == 0, "\(result.error)")
     let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
@@ -166,7 +166,7 @@ import Testing
     if camera["virtual"] as? Bool == true { #expect(result.error.contains("using the virtual camera")) }
   }
 
-  @Test func benchSmokeRun() async throws {
+  @Test(.tier(.pipeline)) func benchSmokeRun() async throws {
     let report = FileManager.default.temporaryDirectory.appendingPathComponent(
       "bench-\(UInt32.random(in: 0..<UInt32.max)).md")
     defer { try? FileManager.default.removeItem(at: report) }
@@ -182,13 +182,13 @@ import Testing
     #expect(table.contains("Machine: "))
   }
 
-  @Test func usageErrorExitsWithTwoAndOneLine() async throws {
+  @Test(.tier(.pipeline)) func usageErrorExitsWithTwoAndOneLine() async throws {
     let result = try await Self.run(["fly"])
     #expect(result.status == 2)
     #expect(result.error.hasPrefix("revue: unknown command 'fly'\n"))
   }
 
-  @Test func devicesListsEveryVirtualProfileWithItsFormats() async throws {
+  @Test(.tier(.pipeline)) func devicesListsEveryVirtualProfileWithItsFormats() async throws {
     let result = try await Self.run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "all"])
     #expect(result.status == 0, "\(result.error)")
     for name in [
@@ -206,7 +206,7 @@ import Testing
     #expect((camera["formats"] as? [Any])?.count == 10)
   }
 
-  @Test func devicesWithAnUnknownProfileFailsWithOneLine() async throws {
+  @Test(.tier(.pipeline)) func devicesWithAnUnknownProfileFailsWithOneLine() async throws {
     let result = try await Self.run(["devices"], environment: ["REVUE_VIRTUAL_CAMERAS": "no-such-camera"])
     #expect(result.status == 1)
     #expect(result.error.hasPrefix("revue: no camera profile 'no-such-camera'"))
@@ -214,7 +214,7 @@ import Testing
   }
 
   /// Counts the frames a 2 s demo receives: it needs the machine's cores, so it runs alone.
-  @Test(.wholeProcess) func demoSendsAndReceivesOnLoopback() async throws {
+  @Test(.tier(.pipeline), .wholeProcess) func demoSendsAndReceivesOnLoopback() async throws {
     let result = try await Self.run(["demo", "--duration", "2"])
     #expect(result.status == 0, "\(result.error)")
     let received = result.output.split(separator: "\n").first { $0.hasPrefix("frames received") }
@@ -223,7 +223,7 @@ import Testing
     #expect(result.output.contains("snapshot         /"))
   }
 
-  @Test func streamPlaysInReceiveWithASnapshot() async throws {
+  @Test(.tier(.interop)) func streamPlaysInReceiveWithASnapshot() async throws {
     let port = FreePorts.rtp()
     let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("revue-test-\(port).png")
     defer { try? FileManager.default.removeItem(at: snapshot) }
@@ -247,7 +247,7 @@ import Testing
   /// `revue receive --sdp` with the SDP file ffmpeg wrote (VP8 on 96, or H.264 on 102; Opus on
   /// 97; the two on ports six apart) decodes ffmpeg's frames and its 1 kHz sine, whose level
   /// (an eighth of full scale: -21 dBFS) its status lines show.
-  @Test(arguments: zip(["vp8", "h264"], [96, 102])) func receiveTakesFFmpegsSDPFile(
+  @Test(.tier(.interop), arguments: zip(["vp8", "h264"], [96, 102])) func receiveTakesFFmpegsSDPFile(
     codec: String, payloadType: Int
   ) async throws {
     let first = FreePorts.rtp(pairs: 4)
@@ -269,7 +269,7 @@ import Testing
     #expect(levels.contains { abs($0 + 21) < 2 }, "the sine's level in \(levels) dBFS: \(received.output)")
   }
 
-  @Test func streamAndReceiveRefuseBadInputWithOneLine() async throws {
+  @Test(.tier(.pipeline)) func streamAndReceiveRefuseBadInputWithOneLine() async throws {
     for (arguments, words, status) in [
       (["stream", "--size", "big"], "--size is WIDTHxHEIGHT", Int32(2)),
       (["stream", "--codec", "mpeg2"], "vp8 or h264", 2),
@@ -290,7 +290,7 @@ import Testing
     "record-camera",
   ]
 
-  @Test(arguments: configs) func runsForAMoment(_ name: String) async throws {
+  @Test(.tier(.pipeline), arguments: configs) func runsForAMoment(_ name: String) async throws {
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .deletingLastPathComponent().appendingPathComponent("pipelines")
     let output = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -310,7 +310,7 @@ import Testing
     }
   }
 
-  @Test func aBadConfigNamesFileLineAndColumn() async throws {
+  @Test(.tier(.pipeline)) func aBadConfigNamesFileLineAndColumn() async throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "bad-\(UInt32.random(in: 0..<UInt32.max)).pipeline")
     try "videotestsrc\n  ! vp8enc targetbitrate=5 ! fakesink\n".write(to: file, atomically: true, encoding: .utf8)

@@ -10,7 +10,7 @@ import Testing
 /// holds its resident memory and keeps decoding. Unbounded, such a flood grew the plain
 /// receiver by 11 MiB a second (a source per SSRC in the RTP session) and the SRTP receiver by
 /// 35 MiB a second (a libsrtp stream per SSRC).
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(3))) struct HostileReceiveTests {
+@Suite(.tier(.realtime, smoke: true), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct HostileReceiveTests {
   /// The flood's length, and how long the receiver may settle into it before it is measured.
   static let (flood, settle) = (Duration.seconds(16), Duration.seconds(4))
   /// What the receiver may gain from the end of the settling to the end of the flood, KiB.

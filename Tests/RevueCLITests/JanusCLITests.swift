@@ -6,7 +6,7 @@ import Testing
 /// (``JanusViewer``) — one, then five, then twenty. Janus fans the stream out; the node encodes
 /// once, so its CPU time per frame does not grow with the audience (the rows of
 /// docs/benchmarks.md, "Many viewers through Janus").
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(3))) struct JanusCLITests {
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct JanusCLITests {
   /// What one audience cost, over ``frames`` frames the first viewer decoded (frames the node
   /// sent in that time, give or take the path's constant delay).
   struct Row: CustomStringConvertible {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import revue
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct LinkCommandTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(1))) struct LinkCommandTests {
   @Test func defaultsAndEveryOption() throws {
     let defaults = try #require(try LinkOptions.parse(["--to", "10.0.0.2:5004"]))
     #expect(defaults.host == "10.0.0.2" && defaults.port == 5004 && defaults.listen == 0 && defaults.pairs == 1)

@@ -3,7 +3,7 @@ import RevueTestSupport
 import Testing
 
 /// A machine without an encoder's plugin: GStreamer given a plugin folder without it.
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct MissingElementTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct MissingElementTests {
   @Test func aMissingEncoderIsOneLineNamingItsPackageBeforeAnythingStarts() async throws {
     let plugins = "/usr/lib/x86_64-linux-gnu/gstreamer-1.0"
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -9,7 +9,7 @@ import Testing
 /// `revue stream --srtp`/`--srtp-key`, `revue receive --srtp-key`/`--from`: parsed as pure
 /// functions, and run end to end with the key kept out of everything but the one line that
 /// hands it over.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct SRTPCommandTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct SRTPCommandTests {
   static let key = try! SRTPKey(bytes: (0..<30).map { UInt8($0 * 7) })
 
   @Test func srtpOptionsParse() throws {

@@ -8,7 +8,7 @@ import Testing
 /// `revue serve --rtsp`: its options, a camera served to ffmpeg with a password, and one with
 /// its microphone (`--audio`).
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct ServeCommandTests {
-  @Test func options() throws {
+  @Test(.tier(.unit)) func options() throws {
     let defaults = try #require(try ServeOptions.parse(["--rtsp", "8554"]))
     #expect(defaults.address == "127.0.0.1" && defaults.port == 8554 && defaults.path == "/camera")
     #expect(defaults.codec == .h264 && defaults.user == nil && defaults.authentication == .digest)
@@ -55,7 +55,7 @@ import Testing
   /// The password comes from `--password-file` (its trailing newline trimmed) or
   /// `REVUE_RTSP_PASSWORD` (with `--user`) as from `--password`, which every local user reads in
   /// /proc/PID/cmdline: the option before the file before the variable.
-  @Test func thePasswordComesFromAFileOrTheEnvironment() throws {
+  @Test(.tier(.interop)) func thePasswordComesFromAFileOrTheEnvironment() throws {
     let (directory, files) = try SRTPCommandTests.secretFiles(["pw from a file\n", "\n"])
     defer { try? FileManager.default.removeItem(at: directory) }
     do {
@@ -87,7 +87,7 @@ import Testing
 
   /// The test pattern served on a free port with a password: ffmpeg with it decodes frames, and
   /// the node says how much it served when stopped.
-  @Test func aPasswordProtectedCameraPlaysInFFmpeg() async throws {
+  @Test(.tier(.interop)) func aPasswordProtectedCameraPlaysInFFmpeg() async throws {
     let server = try Subprocess(
       RevueExecutableTests.executable,
       [
@@ -117,7 +117,9 @@ import Testing
   /// `--audio` with the test pattern: the media has an Opus stream (or with `--audio-codec aac`
   /// an AAC one) beside the video (ffprobe lists it), which ffmpeg decodes: three seconds of it,
   /// with the sync signal's beeps in it (half of full scale, -6 dB), not silence.
-  @Test(arguments: [AudioCodec.opus, .aac]) func theAudioIsAStreamFFmpegDecodes(_ codec: AudioCodec) async throws {
+  @Test(.tier(.interop), arguments: [AudioCodec.opus, .aac]) func theAudioIsAStreamFFmpegDecodes(_ codec: AudioCodec)
+    async throws
+  {
     let server = try Subprocess(
       RevueExecutableTests.executable,
       [

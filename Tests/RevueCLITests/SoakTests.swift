@@ -10,7 +10,7 @@ import Testing
 /// warm-up neither may gain more than 64 KiB of resident memory, a thread or a file descriptor.
 /// Under AddressSanitizer, which judges no memory (below), one minute: 30 s after the warm-up
 /// for threads and descriptors, and CI's whole run stays well under its 30 minutes.
-@Suite(.sharedProcess, .timeLimit(.minutes(4))) struct SoakTests {
+@Suite(.tier(.realtime, smoke: true), .sharedProcess, .timeLimit(.minutes(4))) struct SoakTests {
   @Test(.wholeProcess) func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
     let soak = BenchCommand.Soak(
       stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: Self.seconds,

@@ -4,7 +4,7 @@ import Testing
 
 @testable import revue
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct StreamOptionsTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(1))) struct StreamOptionsTests {
   @Test func defaultsAndEveryOption() throws {
     let defaults = try #require(try StreamOptions.parse([]))
     #expect(defaults.size.description == "1280x720" && defaults.fps == 30 && defaults.codec == .vp8)

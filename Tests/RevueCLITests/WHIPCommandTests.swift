@@ -5,7 +5,7 @@ import Testing
 /// `revue stream --whip`: the camera published over WebRTC to the aiortc WHIP endpoint, which
 /// decodes it; the session deleted when the node stops; refused tokens and options that do not
 /// go with WebRTC said in one line.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCommandTests {
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCommandTests {
   @Test func streamPublishesToAWHIPEndpoint() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
     let node = try Subprocess(

@@ -5,7 +5,7 @@ import Testing
 /// A `revue run` config that shows video in a window: with no display it is refused with the
 /// line and a way out, where `gst-launch-1.0 … ! autovideosink` dies of a segmentation fault
 /// (GStreamer 1.22); with a display (Xvfb) it runs.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct WindowSinkTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct WindowSinkTests {
   /// The environment of a `revue` that draws (or would draw) a window, laid over `environment`.
   /// Under AddressSanitizer its leak check is off: X11, GL and Pango (the view's text overlay)
   /// keep allocations at exit in code LeakSanitizer cannot name (no frame pointers, modules

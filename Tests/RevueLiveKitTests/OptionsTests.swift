@@ -9,7 +9,7 @@ final class PassThrough: RevueSDK.VideoProcessor {
 }
 
 /// `ValueOrAbsent`, `copyWith` of both seeds, and device types.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct OptionsTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct OptionsTests {
   init() { TestEnvironment.prepare() }
 
   @Test func valueOrAbsent() {

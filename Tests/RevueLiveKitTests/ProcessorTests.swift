@@ -62,7 +62,7 @@ final class SidewaysProcessor: VideoProcessor {
 
 /// A VideoFrame processor given to `createCameraTrack(processor:)` decides what renderers see:
 /// one frame path (RevueSDK's processor), so the capturer's size follows it too.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ProcessorTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ProcessorTests {
   init() { TestEnvironment.prepare() }
 
   @Test func aProcessorThatShrinksChangesWhatIsRendered() async throws {

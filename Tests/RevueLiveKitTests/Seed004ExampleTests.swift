@@ -14,7 +14,7 @@ class CustomProcessor: VideoProcessor {
   }
 }
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct Seed004ExampleTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct Seed004ExampleTests {
   init() { TestEnvironment.prepare() }
 
   /// "Creating a Camera Track", "Camera Properties", "Multitasking", "Video Processing": the

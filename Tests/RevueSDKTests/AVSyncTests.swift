@@ -11,7 +11,7 @@ import Testing
 /// two publications (two pipelines with base times of their own), land within ±10 ms of each
 /// other in a recording GStreamer's `rtpbin` makes by the sender reports, before and after a
 /// camera switch; Revue's own receiver reads the same from the reports.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct AVSyncTests {
+@Suite(.tier(.realtime), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct AVSyncTests {
   init() { TestEnvironment.prepare() }
 
   /// Counts the white flashes a track renders.

@@ -11,7 +11,7 @@ final class RecordingAudioRenderer: AudioRenderer {
   var frames: Int { buffers.withLock { $0.reduce(0) { $0 + $1.frameLength } } }
 }
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct AudioBufferCapturerTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct AudioBufferCapturerTests {
   init() { TestEnvironment.prepare() }
 
   /// `milliseconds` of a 440 Hz tone.

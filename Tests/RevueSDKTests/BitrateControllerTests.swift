@@ -120,7 +120,7 @@ import Testing
     return previous
   }
 
-  @Test func aStreamSixTimesTooFastForItsLinkConvergesBelowItWithinFiveSeconds() {
+  @Test(.tier(.unit)) func aStreamSixTimesTooFastForItsLinkConvergesBelowItWithinFiveSeconds() {
     var controller = BitrateController(ceiling: 1_500_000)
     var path = SimulatedPath(capacity: 250_000)
     path.run(&controller, for: 5)
@@ -140,7 +140,7 @@ import Testing
   /// for again) on a path with room, reported four times a second: the target stays at its
   /// ceiling. Each report over 10 % lost cut before, and bursts of requests too: 1.5 Mb/s went
   /// to 511 kb/s in 20 s through such a link.
-  @Test(arguments: [0.05, 0.10]) func randomLossOnAPathWithRoomKeepsTheBitrate(_ loss: Double) {
+  @Test(.tier(.unit), arguments: [0.05, 0.10]) func randomLossOnAPathWithRoomKeepsTheBitrate(_ loss: Double) {
     var controller = BitrateController(ceiling: 1_500_000)
     var path = SimulatedPath(capacity: 100_000_000)
     path.interval = .milliseconds(250)
@@ -153,7 +153,7 @@ import Testing
 
   /// The same random loss on a capped path: the queue shows the path is full, and the target
   /// still goes under the cap within 5 s and stays near it.
-  @Test func aCappedPathWithRandomLossStillConverges() {
+  @Test(.tier(.unit)) func aCappedPathWithRandomLossStillConverges() {
     var controller = BitrateController(ceiling: 1_500_000)
     var path = SimulatedPath(capacity: 250_000)
     path.interval = .milliseconds(250)
@@ -168,7 +168,7 @@ import Testing
     #expect(delivered > 0.6 * 250_000, "\(steady)")
   }
 
-  @Test func itClimbsBackAboveOnePointTwoMegabitsWithinTenSecondsOfTheCapLifting() {
+  @Test(.tier(.unit)) func itClimbsBackAboveOnePointTwoMegabitsWithinTenSecondsOfTheCapLifting() {
     var controller = BitrateController(ceiling: 1_500_000)
     var path = SimulatedPath(capacity: 250_000)
     path.run(&controller, for: 20)
@@ -185,7 +185,7 @@ import Testing
   /// VP8 sends 0.8–0.9 of its target at low rates: growth held within 1.15 times what arrived
   /// barely grows; a calm path (no loss, no queue for ``BitrateController/calmWindow``) makes
   /// it fast again.
-  @Test func aCalmPathEndsTheHeldBackGrowthOfAnEncoderThatSendsLessThanItsTarget() {
+  @Test(.tier(.unit)) func aCalmPathEndsTheHeldBackGrowthOfAnEncoderThatSendsLessThanItsTarget() {
     var controller = BitrateController(ceiling: 1_500_000)
     var path = SimulatedPath(capacity: 250_000)
     path.encoderShare = 0.85
@@ -210,7 +210,7 @@ import Testing
 
   /// The receiver's estimate (REMB) caps the target: down to it at once, and no increase
   /// beyond it while clean reports would raise it.
-  @Test func theReceiversEstimateCapsTheTarget() {
+  @Test(.tier(.unit)) func theReceiversEstimateCapsTheTarget() {
     var controller = BitrateController(ceiling: 1_500_000, start: 300_000)
     #expect(controller.target == 300_000 && controller.reason == .initial)
     let changed = controller.receiverEstimated(240_000, at: .seconds(1))
@@ -233,7 +233,7 @@ import Testing
     #expect("\(BitrateChangeReason.receiverEstimate(240_000))" == "REMB 240 kb/s")
   }
 
-  @Test func lossBetweenTwoAndTenPercentHoldsTheTarget() {
+  @Test(.tier(.unit)) func lossBetweenTwoAndTenPercentHoldsTheTarget() {
     var controller = BitrateController(ceiling: 1_000_000)
     // Down first, so that there is room to go up: 30 % lost of what was sent.
     var last = Self.feed(&controller, 2) { Self.report(after: $0, packets: 100, lost: 30) }
@@ -248,7 +248,7 @@ import Testing
     #expect(controller.target > held && controller.reason == .increase)
   }
 
-  @Test func moreThanTenPercentLossCutsToJustBelowWhatTheReceiverGot() {
+  @Test(.tier(.unit)) func moreThanTenPercentLossCutsToJustBelowWhatTheReceiverGot() {
     var controller = BitrateController(ceiling: 2_000_000)
     // 200 packets of 1000 bytes a second sent (1.6 Mb/s), 50 got: 400 kb/s arrived.
     _ = Self.feed(&controller, 2) { Self.report(after: $0, packets: 200, received: 50, lost: 150) }
@@ -257,7 +257,7 @@ import Testing
     #expect(controller.reason.description == "loss 75%")
   }
 
-  @Test func aQueueBuildingBacksOffBeforeAnyLoss() {
+  @Test(.tier(.unit)) func aQueueBuildingBacksOffBeforeAnyLoss() {
     var controller = BitrateController(ceiling: 1_000_000)
     var last = Self.feed(&controller, 3) { Self.report(after: $0, packets: 100, roundTrip: 40) }
     #expect(controller.target == 1_000_000)
@@ -278,7 +278,7 @@ import Testing
     #expect(controller.target > backedOff && controller.reason == .increase)
   }
 
-  @Test func aQueueWhileTheEncoderSendsLittleTakesOffAtMostAThird() {
+  @Test(.tier(.unit)) func aQueueWhileTheEncoderSendsLittleTakesOffAtMostAThird() {
     var controller = BitrateController(ceiling: 1_000_000)
     // A still scene: 10 packets a second (80 kb/s) against a 1 Mb/s target.
     var last = Self.feed(&controller, 3) { Self.report(after: $0, packets: 10, roundTrip: 40) }
@@ -287,7 +287,7 @@ import Testing
     _ = last
   }
 
-  @Test func theTargetStaysBetweenTheFloorAndTheCeiling() {
+  @Test(.tier(.unit)) func theTargetStaysBetweenTheFloorAndTheCeiling() {
     var controller = BitrateController(ceiling: 500_000)
     // Clean reports at the ceiling change nothing.
     var last = Self.feed(&controller, 5) { Self.report(after: $0, packets: 60) }
@@ -303,7 +303,7 @@ import Testing
     #expect(small.floor == 20_000 && small.target == 20_000)
   }
 
-  @Test func anEncoderThatSendsLittleDoesNotRaiseItsTargetFarAboveWhatArrives() {
+  @Test(.tier(.unit)) func anEncoderThatSendsLittleDoesNotRaiseItsTargetFarAboveWhatArrives() {
     var controller = BitrateController(ceiling: 2_000_000)
     var last = Self.feed(&controller, 2) { Self.report(after: $0, packets: 100, received: 10, lost: 90) }
     #expect(controller.target == Int(80_000 * BitrateController.lossBackoff))
@@ -313,7 +313,7 @@ import Testing
     _ = last
   }
 
-  @Test func reportsOfAStreamThatSentNothingChangeNothing() {
+  @Test(.tier(.unit)) func reportsOfAStreamThatSentNothingChangeNothing() {
     var controller = BitrateController(ceiling: 1_000_000)
     // Before the first packet: even total loss is ignored.
     let silent = BitrateController.Report(
@@ -332,13 +332,13 @@ import Testing
     #expect(controller.target == 1_000_000)
   }
 
-  @Test func theFirstReportCutsHeavyLossByLibwebrtcsRule() {
+  @Test(.tier(.unit)) func theFirstReportCutsHeavyLossByLibwebrtcsRule() {
     var controller = BitrateController(ceiling: 1_000_000)
     controller.update(Self.report(after: nil, packets: 100, lost: 50))
     #expect(controller.target == 750_000 && controller.reason == .loss(0.5))
   }
 
-  @Test func theFrameRateHalvesBelowItsFloorAndComesBackWellAbove() {
+  @Test(.tier(.unit)) func theFrameRateHalvesBelowItsFloorAndComesBackWellAbove() {
     let floor = BitrateController.halvingFloor(width: 1280, height: 720, fps: 30)
     #expect(floor == 110_592)
     #expect(BitrateController.halvingFloor(width: 640, height: 480, fps: 30) == 36_864)
@@ -366,7 +366,7 @@ import Testing
     #expect(!plain.halvesFrameRate)
   }
 
-  @Test func growthIsGentleAfterADecreaseUntilThePathIsCalm() {
+  @Test(.tier(.unit)) func growthIsGentleAfterADecreaseUntilThePathIsCalm() {
     var controller = BitrateController(ceiling: 2_000_000)
     // 100 packets a second sent, 50 got (400 kb/s): cut to 340 kb/s, growth gentle.
     var last = Self.feed(&controller, 2) { Self.report(after: $0, packets: 100, received: 50, lost: 50) }
@@ -393,14 +393,14 @@ import Testing
 
   /// With no queue at the latest report, a burst of requests is the path's own loss (a lost
   /// keyframe is several packets): nothing changes.
-  @Test func aBurstWithNoQueueIsNotCongestion() {
+  @Test(.tier(.unit)) func aBurstWithNoQueueIsNotCongestion() {
     var controller = BitrateController(ceiling: 1_000_000)
     _ = Self.feed(&controller, 2) { Self.report(after: $0, seconds: 0.25, packets: 8) }
     for packet in 0..<10 { controller.retransmissionRequested(UInt16(packet), at: .milliseconds(1_000)) }
     #expect(controller.target == 1_000_000 && controller.reason == .initial)
   }
 
-  @Test func aBurstOfRetransmissionRequestsCutsAtOnceButNotTwiceInASecond() {
+  @Test(.tier(.unit)) func aBurstOfRetransmissionRequestsCutsAtOnceButNotTwiceInASecond() {
     var controller = BitrateController(ceiling: 1_000_000)
     Self.queueing(&controller)
     /// Requests for `packets` at `times` (milliseconds); whether the last one changed the target.
@@ -429,7 +429,7 @@ import Testing
   /// request: copies of four packets in one quarter second, then every packet number within the
   /// hold after a burst. Each request scanned every request of the window before: 200,000 of
   /// them took minutes.
-  @Test func aFloodOfRetransmissionRequestsCostsLittleEach() async throws {
+  @Test(.tier(.unit)) func aFloodOfRetransmissionRequestsCostsLittleEach() async throws {
     let target = try await onThread(within: 10, "200,000 requests") {
       var controller = BitrateController(ceiling: 1_000_000)
       Self.queueing(&controller)
@@ -446,7 +446,7 @@ import Testing
     #expect(target == 800_000)
   }
 
-  @Test func onAFastStreamABurstIsAShareOfWhatWasSentNotThreePackets() {
+  @Test(.tier(.unit)) func onAFastStreamABurstIsAShareOfWhatWasSentNotThreePackets() {
     var controller = BitrateController(ceiling: 4_000_000)
     // 400 packets a second: 100 in a quarter second, of which 25 make a burst.
     let last = Self.feed(&controller, 3) { Self.report(after: $0, packets: 400) }
@@ -461,7 +461,7 @@ import Testing
     #expect(controller.target == 3_200_000 && controller.reason == .retransmissionRequests(25))
   }
 
-  @Test func theEncoderIsAskedForLessWhenTheStreamSendsMoreThanItAsked() {
+  @Test(.tier(.unit)) func theEncoderIsAskedForLessWhenTheStreamSendsMoreThanItAsked() {
     var controller = BitrateController(ceiling: 2_000_000)
     // Down to 1 Mb/s first (1000 of 2000 packets got).
     var last = Self.feed(&controller, 2) { Self.report(after: $0, packets: 250, received: 125, lost: 125) }
@@ -484,7 +484,7 @@ import Testing
     #expect(wild.target == 100_000 && wild.encoderBitrate == 100_000)
   }
 
-  @Test func theSameReportsGiveTheSameTargets() {
+  @Test(.tier(.unit)) func theSameReportsGiveTheSameTargets() {
     let run = { () -> [Int] in
       var controller = BitrateController(ceiling: 1_500_000)
       var path = SimulatedPath(capacity: 300_000)
@@ -496,7 +496,7 @@ import Testing
 
   // MARK: - Glue: the encoder, the frames and the statistics
 
-  @Test func theTargetIsSetOnEachEncoderInItsUnit() throws {
+  @Test(.tier(.unit)) func theTargetIsSetOnEachEncoderInItsUnit() throws {
     // vp8enc keeps whole kbit/s (libvpx's unit) and x264enc takes them; openh264enc takes bit/s.
     for (factory, property, unit, expected) in [
       ("vp8enc", "target-bitrate", 1, 212_000), ("x264enc", "bitrate", 1000, 212_000),
@@ -508,7 +508,7 @@ import Testing
     }
   }
 
-  @Test func retransmissionsStayWithinHalfTheTarget() {
+  @Test(.tier(.unit)) func retransmissionsStayWithinHalfTheTarget() {
     // 480 kb/s: 240 kb/s for retransmissions, 25 packets of 1200 bytes a second, 12 at once.
     let budget = RetransmissionBudget(target: 480_000)
     let start = ContinuousClock.now
@@ -523,7 +523,7 @@ import Testing
     #expect(low.filter { $0 }.count == 1)
   }
 
-  @Test func copiesOfARequestAreAnsweredOnlyWhileTheBudgetIsAmple() {
+  @Test(.tier(.unit)) func copiesOfARequestAreAnsweredOnlyWhileTheBudgetIsAmple() {
     // 480 kb/s: buckets of 12 packets. Full, a first request and its three copies are answered,
     // and the copies leave the first requests' bucket alone.
     let budget = RetransmissionBudget(target: 480_000)
@@ -546,7 +546,8 @@ import Testing
     #expect(congested.allows(7, at: start))
   }
 
-  @Test func aHalvedFrameRateDropsEveryOtherFrameBeforeTheEncoderAndTheTargetReachesIt() async throws {
+  @Test(.tier(.pipeline)) func aHalvedFrameRateDropsEveryOtherFrameBeforeTheEncoderAndTheTargetReachesIt() async throws
+  {
     let pipeline = try Pipeline(
       parsing: "videotestsrc num-buffers=40 ! video/x-raw,width=160,height=120,framerate=30/1"
         + " ! vp8enc name=encoder deadline=1 target-bitrate=1500000 ! fakesink")
@@ -569,7 +570,7 @@ import Testing
     #expect(encoded.value.withLock { $0 } == 20)
   }
 
-  @Test func publicationStatisticsShowTheTargetOnlyWhenItAdapts() async throws {
+  @Test(.tier(.unit)) func publicationStatisticsShowTheTargetOnlyWhenItAdapts() async throws {
     let room = Room()
     try await room.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp(pairs: 6))")!)
     let participant = try #require(room.localParticipant)
@@ -588,7 +589,7 @@ import Testing
     await room.disconnect()
   }
 
-  @Test func eachSimulcastLayerHasItsOwnTargetAndThePublicationTheirSum() async throws {
+  @Test(.tier(.unit)) func eachSimulcastLayerHasItsOwnTargetAndThePublicationTheirSum() async throws {
     let room = Room()
     try await room.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp(pairs: 3))")!)
     let participant = try #require(room.localParticipant)

@@ -6,7 +6,7 @@ import Testing
 @testable import RevueSDK
 
 /// ``Broadcast``, which carries every capturer's, track's and room's events.
-@Suite(.sharedProcess) struct BroadcastTests {
+@Suite(.tier(.pipeline), .sharedProcess) struct BroadcastTests {
   /// CI hung here (stop 22): a capturer sent an event while a track cancelled the task awaiting
   /// that capturer's events. Cancelling holds the task's lock and ends its stream, which takes
   /// the broadcast's lock; sending held the broadcast's lock and resumed the task, which takes

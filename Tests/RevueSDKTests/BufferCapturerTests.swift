@@ -27,7 +27,7 @@ final class TestProcessor: VideoProcessor {
   var count: Int { calls.withLock { $0.count } }
 }
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct BufferCapturerTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct BufferCapturerTests {
   init() { TestEnvironment.prepare() }
 
   static func frame(_ format: PixelFormat = .nv12, _ width: Int = 64, _ height: Int = 48) -> PixelBuffer {

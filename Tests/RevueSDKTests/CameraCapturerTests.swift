@@ -6,7 +6,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraCapturerTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraCapturerTests {
   init() { TestEnvironment.prepare() }
 
   /// A camera track on `device`, with a renderer.

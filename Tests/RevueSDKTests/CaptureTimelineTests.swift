@@ -4,7 +4,7 @@ import Testing
 @testable import RevueSDK
 
 /// Capture times become running times in order, as every send pipeline stamps them.
-struct CaptureTimelineTests {
+@Suite(.tier(.unit)) struct CaptureTimelineTests {
   @Test func captureTimesBecomeRunningTimesInOrder() {
     var timeline = CaptureTimeline(baseTime: ClockTime(nanoseconds: 1_000))
     // Captured before the start (in flight): the start, as often as it comes.

@@ -17,7 +17,7 @@ import Testing
 /// 640×480, not 720p: the test runs the scene, the encoder, the emulator and the decoder on one
 /// machine, and a 720p scene with its noise costs a core on its own here. It runs alone
 /// (`.wholeProcess`): it measures a frame rate and a timing, which tests beside it would slow.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct CongestionControlTests {
+@Suite(.tier(.realtime), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct CongestionControlTests {
   init() { TestEnvironment.prepare() }
 
   /// The cap.

@@ -10,7 +10,7 @@ import Testing
 /// Faults injected mid-stream, one kind at a time (an element of a running pipeline posts an
 /// error, as a failing element does): each ends only what it touches, says why in an event
 /// with GStreamer's text and the element's path, and the rest of the node keeps running.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FaultTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FaultTests {
   init() { TestEnvironment.prepare() }
 
   /// A node: the virtual camera and a virtual microphone published, and a receiver of both.

@@ -11,7 +11,7 @@ import Testing
 /// its own) flooding the port with them changes nothing; the same flood from the receiver's
 /// host is read (its keyframe requests reach the encoder; the loss it claims with no queue
 /// building is not congestion, issue 26).
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct FeedbackSourceTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct FeedbackSourceTests {
   init() { TestEnvironment.prepare() }
 
   /// RTCP compounds that claim the worst about the stream `victim`: a receiver report of 100%

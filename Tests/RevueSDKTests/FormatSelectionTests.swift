@@ -5,7 +5,7 @@ import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FormatSelectionTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct FormatSelectionTests {
   init() { TestEnvironment.prepare() }
 
   /// One row: on a profile, asking for a size and rate gives a format, and a downgrade or not.

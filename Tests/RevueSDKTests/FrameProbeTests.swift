@@ -8,7 +8,7 @@ import Testing
 
 /// Stamped frames, the probe that reads and hashes them at a receiver, and the judge of a
 /// receiver's frames against a reference's (issue 13).
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct FrameProbeTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct FrameProbeTests {
   init() { TestEnvironment.prepare() }
 
   /// `duration` in milliseconds, to a tenth.

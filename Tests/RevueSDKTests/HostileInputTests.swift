@@ -10,7 +10,7 @@ import Testing
 /// frames intact, judged frame by frame against a reference receiver that got only the valid
 /// stream (``LinkTrial``). The stream crosses a link that loses 2% of the packets each way, so
 /// that the receiver's NACKs, which hostile RTCP could misdirect, are needed.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(5))) struct HostileInputTests {
+@Suite(.tier(.realtime), .serialized, .sharedProcess, .timeLimit(.minutes(5))) struct HostileInputTests {
   init() { TestEnvironment.prepare() }
 
   static let link = LinkConditions(loss: 0.02, delay: .milliseconds(30), jitter: .milliseconds(10))

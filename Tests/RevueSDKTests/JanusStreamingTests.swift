@@ -8,7 +8,7 @@ import Testing
 /// WebRTC viewers (``JanusViewer``: Janus's HTTP API, `webrtcbin`) decode it, several at once;
 /// the keyframes Janus asks for as viewers come reach the encoder through RTCP. The mountpoints
 /// are those of docs/janus.plugin.streaming.jcfg, on ports of the test's own.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct JanusStreamingTests {
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct JanusStreamingTests {
   init() { TestEnvironment.prepare() }
 
   /// docs/janus.plugin.streaming.jcfg with the RTP ports 5004 (VP8) and 5006 (H.264) moved to

@@ -9,7 +9,7 @@ import Testing
 /// The link emulator relays real UDP on loopback between plain sockets. Every exchange waits for
 /// the emulator to have handled what was sent (its counters) and for what it sent to arrive, with
 /// a deadline; timing bounds are exact below and generous above, for a loaded machine.
-@Suite("Link emulator", .sharedProcess, .timeLimit(.minutes(1)))
+@Suite("Link emulator", .tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1)))
 struct LinkEmulatorTests {
   @Test func perfectLinkRelaysEveryPortBothWaysInOrder() async throws {
     let destination = FreePorts.rtp(pairs: 2)

@@ -53,7 +53,9 @@ import Testing
     Double((ContinuousClock.now - start) / .microseconds(1)) / 1000
   }
 
-  @Test(.wholeProcess) func aFiveSecondOutageEndsWithThePictureBackWithinASecond() async throws {
+  @Test(.tier(.realtime, smoke: true), .wholeProcess) func aFiveSecondOutageEndsWithThePictureBackWithinASecond()
+    async throws
+  {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let stream = try await LinkedStream(devices[0], seed: 5)
       let renderer = stream.renderer
@@ -74,7 +76,7 @@ import Testing
 
   /// The same outage as `revue bench links` measures it: stamped frames judged against a
   /// reference receiver, from the link's return to the first intact frame.
-  @Test(.wholeProcess) func anOutageTrialHasAnIntactPictureWithinASecondOfTheLink() async throws {
+  @Test(.tier(.realtime), .wholeProcess) func anOutageTrialHasAnIntactPictureWithinASecondOfTheLink() async throws {
     let trial = LinkTrial(
       codec: .vp8, width: 640, height: 480, link: Self.wan, recovery: .nack, frames: 330, seed: 5,
       outage: .seconds(5))
@@ -92,7 +94,7 @@ import Testing
     #expect(result.forward.droppedByOutage > 0 && result.backward.droppedByOutage > 0, "the link was down both ways")
   }
 
-  @Test(.wholeProcess) func aRestartedReceiverHasAPictureWithinASecond() async throws {
+  @Test(.tier(.realtime), .wholeProcess) func aRestartedReceiverHasAPictureWithinASecond() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
       let link = try LinkEmulator(to: "127.0.0.1", port: port, forward: Self.wan, backward: Self.wan, seed: 6)
@@ -119,7 +121,7 @@ import Testing
     }
   }
 
-  @Test(.wholeProcess) func aRestartedSenderIsFollowedWithinASecond() async throws {
+  @Test(.tier(.realtime), .wholeProcess) func aRestartedSenderIsFollowedWithinASecond() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       var stream = try await LinkedStream(devices[0], seed: 7)
       let renderer = stream.renderer

@@ -6,7 +6,7 @@ import RevueTestSupport
 import Synchronization
 import Testing
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct LocalParticipantTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct LocalParticipantTests {
   init() { TestEnvironment.prepare() }
 
   /// A participant whose camera is `device`, and a renderer on its camera track.

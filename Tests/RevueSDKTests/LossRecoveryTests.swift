@@ -35,7 +35,7 @@ import Testing
     return result
   }
 
-  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264], sizes)
+  @Test(.tier(.realtime), .wholeProcess, arguments: [VideoCodec.vp8, .h264], sizes)
   func fivePercentLossBothWays(_ codec: VideoCodec, size: (width: Int, height: Int)) async throws {
     let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
     let trial = LinkTrial(
@@ -48,7 +48,7 @@ import Testing
         + " (\(result.sent.targetBitrateReason.map { "\($0)" } ?? "-")) of \(trial.bitrate / 1000)")
   }
 
-  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264], sizes)
+  @Test(.tier(.realtime), .wholeProcess, arguments: [VideoCodec.vp8, .h264], sizes)
   func tenPercentLossBothWays(_ codec: VideoCodec, size: (width: Int, height: Int)) async throws {
     let link = LinkConditions(loss: 0.10, delay: .milliseconds(30), jitter: .milliseconds(10))
     try await Self.check(
@@ -63,7 +63,7 @@ extension LossRecoveryTests {
   /// first picture comes within 300 ms of the first packet at the receiver, and at least 98%
   /// of all the frames sent are shown intact, the start included (the other trials leave the
   /// first two seconds out).
-  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264])
+  @Test(.tier(.realtime), .wholeProcess, arguments: [VideoCodec.vp8, .h264])
   func theFirstSecondThroughFivePercentLoss(_ codec: VideoCodec) async throws {
     let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
     let trial = LinkTrial(codec: codec, width: 640, height: 480, link: link, recovery: .nack, frames: 300)
@@ -81,7 +81,7 @@ extension LossRecoveryTests {
   /// packets (at 20% it protects few of them: docs/loss-recovery.md) and, above all, the
   /// receiver survives its losses (rtpulpfecdec aborted the process
   /// at the first lost packet when its caps did not name the stream).
-  @Test(.wholeProcess, arguments: [LossRecovery.fec, [.nack, .fec]])
+  @Test(.tier(.realtime, smoke: true), .wholeProcess, arguments: [LossRecovery.fec, [.nack, .fec]])
   func fecAloneAndBesideNACK(_ recovery: LossRecovery) async throws {
     let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
     let trial = LinkTrial(codec: .vp8, width: 640, height: 480, link: link, recovery: recovery, frames: 240, seed: 3)
@@ -105,7 +105,7 @@ extension LossRecoveryTests {
     try String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent(path), encoding: .utf8)
   }
 
-  @Test func theDocsSayHowManyCopiesOfANACKGo() throws {
+  @Test(.tier(.unit)) func theDocsSayHowManyCopiesOfANACKGo() throws {
     let words = [1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"]
     let first = try #require(words[RTPReceiver.firstNACKCopies])
     let retry = try #require(words[RTPReceiver.retryNACKCopies])

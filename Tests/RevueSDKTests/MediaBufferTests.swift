@@ -3,7 +3,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct PixelBufferTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(1))) struct PixelBufferTests {
   /// Bytes of a `width`×`height` frame in `format` with tight rows, each byte its index mod 251.
   static func bytes(_ format: PixelFormat, _ width: Int, _ height: Int) -> [UInt8] {
     let count: Int =
@@ -110,7 +110,7 @@ import Testing
   }
 }
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct AudioPCMBufferTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(1))) struct AudioPCMBufferTests {
   @Test func int16AndFloatInterleaved() throws {
     let short = try AudioPCMBuffer(sampleRate: 16_000, channelCount: 2, samples: [Int16](repeating: 7, count: 320))
     #expect(short.frameLength == 160 && short.format == .int16 && short.channelCount == 2)

@@ -16,7 +16,7 @@ final class AudioStream: AudioRenderer {
   func render(pcmBuffer: AudioPCMBuffer) { continuation.yield(pcmBuffer) }
 }
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct MicrophoneTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct MicrophoneTests {
   init() { TestEnvironment.prepare() }
 
   /// A virtual microphone of a fresh name, once the SDK lists it.

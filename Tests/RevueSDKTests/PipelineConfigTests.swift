@@ -3,7 +3,7 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct PipelineConfigTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(1))) struct PipelineConfigTests {
   @Test func commentsLinesAndVariables() throws {
     let config = PipelineConfig(
       text: """
@@ -55,7 +55,7 @@ import Testing
   }
 }
 
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct PipelineConfigCheckTests {
+@Suite(.tier(.unit), .sharedProcess, .timeLimit(.minutes(1))) struct PipelineConfigCheckTests {
   static func check(_ text: String, _ variables: [String: String] = [:]) -> String {
     do {
       return try PipelineConfig(text: text, source: "t.pipeline").checkedDescription(variables: variables)

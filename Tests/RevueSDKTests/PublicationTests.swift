@@ -42,7 +42,9 @@ import Testing
     }
   }
 
-  @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+  @Test(.tier(.interop), arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheRoomSDP(_ codec: VideoCodec)
+    async throws
+  {
     let played = try await Self.roomSDPPlays(codec, size: .h720_169) { file in
       try Subprocess(
         URL(fileURLWithPath: "/usr/bin/ffmpeg"),
@@ -70,7 +72,7 @@ import Testing
       : try Subprocess(URL(fileURLWithPath: vlc[0]), Array(vlc.dropFirst()) + [sdp.path])
   }
 
-  @Test(arguments: [VideoCodec.vp8, .h264]) func vlcPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+  @Test(.tier(.interop), arguments: [VideoCodec.vp8, .h264]) func vlcPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
     let played = try await Self.roomSDPPlays(codec, size: .h360_169) {
       try Self.vlc(playing: $0)
     } played: { vlc in
@@ -82,7 +84,9 @@ import Testing
     #expect(played, "VLC decoded no picture")
   }
 
-  @Test(arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec) async throws {
+  @Test(.tier(.pipeline), arguments: [VideoCodec.vp8, .h264]) func gstLaunchPlaysTheRoomSDP(_ codec: VideoCodec)
+    async throws
+  {
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
       let port = FreePorts.rtp()
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
@@ -112,7 +116,7 @@ import Testing
     }
   }
 
-  @Test func badDestinationsAreRefusedBeforeAnythingStarts() async throws {
+  @Test(.tier(.pipeline)) func badDestinationsAreRefusedBeforeAnythingStarts() async throws {
     let room = Room()
     for (url, words) in [
       ("http://127.0.0.1:5004", "use rtp://HOST:PORT"), ("rtp://127.0.0.1", "even port"),
@@ -129,7 +133,7 @@ import Testing
     #expect(room.publications.isEmpty)
   }
 
-  @Test func bufferTrackPublishesAtTheBitrateForItsSizeAndUnpublishes() async throws {
+  @Test(.tier(.pipeline)) func bufferTrackPublishesAtTheBitrateForItsSizeAndUnpublishes() async throws {
     let room = Room()
     try await room.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp())")!)
     let track = LocalVideoTrack.createBufferTrack(name: "frames")
@@ -144,7 +148,7 @@ import Testing
     try await capturer.stopCapture()
   }
 
-  @Test(arguments: [VideoCodec.h264, .vp8]) func pushedNV12FramesReachTheH264EncoderWithoutACopy(
+  @Test(.tier(.pipeline), arguments: [VideoCodec.h264, .vp8]) func pushedNV12FramesReachTheH264EncoderWithoutACopy(
     _ codec: VideoCodec
   ) async throws {
     let port = FreePorts.rtp()
@@ -183,7 +187,7 @@ import Testing
     await receiving.disconnect()
   }
 
-  @Test func receiverReportsReachTheStatistics() async throws {
+  @Test(.tier(.pipeline)) func receiverReportsReachTheStatistics() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
@@ -214,7 +218,7 @@ import Testing
     }
   }
 
-  @Test func opusAudioBesideVideoTakesTheNextPortPair() async throws {
+  @Test(.tier(.pipeline)) func opusAudioBesideVideoTakesTheNextPortPair() async throws {
     let microphone = try await MicrophoneTests.microphone()
     defer { VirtualDevices.remove(microphone.id) }
     let room = Room()
@@ -262,7 +266,7 @@ import Testing
 
   /// The camera's frames are its clock (a keyframe within 20 frames of the request), which tests
   /// running beside it would slow: it runs alone.
-  @Test(.wholeProcess, arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(
+  @Test(.tier(.pipeline), .wholeProcess, arguments: KeyframeRequest.allCases) func aKeyframeRequestGetsAKeyframeAtOnce(
     _ request: KeyframeRequest
   ) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in

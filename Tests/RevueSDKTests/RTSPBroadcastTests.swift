@@ -8,7 +8,7 @@ import Testing
 /// Issue 16's RTSP: a camera served by `RTSPBroadcast` (gst-rtsp-server) to clients no one here
 /// wrote, ffmpeg's and GStreamer's `rtspsrc`, over TCP and UDP at once, encoded once for all;
 /// users with a password, a wrong one refused; issue 26's audio beside the video, in sync.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTSPBroadcastTests {
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTSPBroadcastTests {
   init() { TestEnvironment.prepare() }
 
   /// A camera track on a virtual camera at 640×480, capturing.

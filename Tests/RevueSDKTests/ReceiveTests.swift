@@ -27,7 +27,7 @@ import Testing
     }
   }
 
-  @Test func senderAndReceiverInOneProcessSurviveGarbageAndARestart() async throws {
+  @Test(.tier(.pipeline)) func senderAndReceiverInOneProcessSurviveGarbageAndARestart() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
       let receiving = Room()
@@ -64,7 +64,8 @@ import Testing
 
   /// The camera's frames are its clock (a keyframe within 60 frames), which tests running
   /// beside it would slow: it runs alone.
-  @Test(.wholeProcess, arguments: [VideoCodec.vp8, .h264]) func aReceiverThatJoinsLateAsksForAKeyframe(
+  @Test(.tier(.pipeline), .wholeProcess, arguments: [VideoCodec.vp8, .h264])
+  func aReceiverThatJoinsLateAsksForAKeyframe(
     _ codec: VideoCodec
   ) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
@@ -92,7 +93,7 @@ import Testing
     }
   }
 
-  @Test func receivingFromAPlainGstLaunchSender() async throws {
+  @Test(.tier(.pipeline)) func receivingFromAPlainGstLaunchSender() async throws {
     let port = FreePorts.rtp()
     let room = Room()
     let remote = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=h264")!)
@@ -108,7 +109,7 @@ import Testing
     await room.disconnect()
   }
 
-  @Test func aPortInUseOrABadURLIsAClearError() async throws {
+  @Test(.tier(.pipeline)) func aPortInUseOrABadURLIsAClearError() async throws {
     let port = FreePorts.rtp(pairs: 2)
     let room = Room()
     _ = try await room.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
@@ -124,7 +125,7 @@ import Testing
     await room.disconnect()
   }
 
-  @Test func mutedTrackSendsItsPlaceholderAndThePublicationGoesOn() async throws {
+  @Test(.tier(.pipeline)) func mutedTrackSendsItsPlaceholderAndThePublicationGoesOn() async throws {
     let port = FreePorts.rtp()
     let receiving = Room()
     let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
@@ -155,7 +156,7 @@ import Testing
     await receiving.disconnect()
   }
 
-  @Test func cameraTurnedOffSendsThePlaceholder() async throws {
+  @Test(.tier(.pipeline)) func cameraTurnedOffSendsThePlaceholder() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
       let receiving = Room()
@@ -183,7 +184,7 @@ import Testing
 
   /// Measures the latency and the frames dropped, which tests running beside it would raise: it
   /// runs alone.
-  @Test(.wholeProcess) func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
+  @Test(.tier(.interop), .wholeProcess) func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
     let microphone = try await MicrophoneTests.microphone()
     defer { VirtualDevices.remove(microphone.id) }
     try await TestCameras.with(["csi-camera-module"]) { devices in
@@ -249,7 +250,8 @@ import Testing
   /// ffmpeg, not Revue, sends: its SDP puts Opus on payload type 97 (and here H.264 on 102),
   /// and each stream on a port of its own, apart from the other's. Both are decoded: frames of
   /// ffmpeg's picture, and its 1 kHz sine, by its level and its pitch.
-  @Test(arguments: zip([VideoCodec.vp8, .h264], [96, 102])) func ffmpegsSDPIsReceivedUnderItsPayloadTypes(
+  @Test(.tier(.interop), arguments: zip([VideoCodec.vp8, .h264], [96, 102]))
+  func ffmpegsSDPIsReceivedUnderItsPayloadTypes(
     _ codec: VideoCodec, _ payloadType: Int
   ) async throws {
     let first = FreePorts.rtp(pairs: 4)
@@ -310,7 +312,7 @@ import Testing
   /// What an SDP gives is taken as it says: the media's payload type (the first of the `m=`
   /// line Revue decodes), RTX by its `apt`, ULPFEC and its RTX, Opus's channels and
   /// `sprop-stereo`; a browser's offer, whose first video payload type is VP9.
-  @Test func payloadTypesComeFromTheSDP() throws {
+  @Test(.tier(.interop)) func payloadTypesComeFromTheSDP() throws {
     let sdp = """
       v=0
       m=video 5004 UDP/TLS/RTP/SAVPF 98 99 100 101 127 103 125 107
@@ -351,7 +353,7 @@ import Testing
   /// The receivers are built with the SDP's payload types: the caps name the video's and the
   /// audio's, rtprtxreceive maps the video's to its RTX and ULPFEC's to its own, rtpulpfecdec
   /// takes ULPFEC's.
-  @Test func theReceiversTakeTheSDPsPayloadTypes() async throws {
+  @Test(.tier(.pipeline)) func theReceiversTakeTheSDPsPayloadTypes() async throws {
     let port = FreePorts.rtp(pairs: 2)
     let sdp = """
       v=0
@@ -384,7 +386,7 @@ import Testing
 
   /// Payload types that are not numbers of 7 bits, codecs Revue does not decode, and codecs
   /// offered at another clock rate or on a static payload type are refused, naming the line.
-  @Test func aPayloadTypeOrCodecRevueCannotTakeNamesItsLine() async throws {
+  @Test(.tier(.pipeline)) func aPayloadTypeOrCodecRevueCannotTakeNamesItsLine() async throws {
     let port = FreePorts.rtp()
     for (sdp, words) in [
       (
@@ -413,7 +415,7 @@ import Testing
     }
   }
 
-  @Test func aMalformedOrUnsupportedSDPNamesItsLine() async {
+  @Test(.tier(.pipeline)) func aMalformedOrUnsupportedSDPNamesItsLine() async {
     await #expect {
       try await Room().listen(sdp: "v=0\r\nm=video abc RTP/AVP 96\r\n")
     } throws: { error in "\(error)".contains("SDP line 2: malformed media line") }

@@ -11,7 +11,7 @@ import Testing
 /// What a publication reads off the receiver reports, in the right units and on the right
 /// clock: the round-trip time on the monotonic clock (a step of the wall clock moves neither it
 /// nor the bitrate), the jitter of an Opus stream at its 48 kHz.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ReceiverReportTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct ReceiverReportTests {
   init() { TestEnvironment.prepare() }
 
   /// Rewrites the NTP time of every sender report in an RTCP compound, `seconds` earlier.

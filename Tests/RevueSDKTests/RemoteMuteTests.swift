@@ -9,7 +9,7 @@ import Testing
 /// A sender's mute reaches its receivers (the SDES NOTE of its RTCP reports): the remote track
 /// says it, its events and the participant's delegates tell it, and its views clear, as seed 001
 /// says ("For a remote track, the view clears when the track becomes muted or stops").
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RemoteMuteTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct RemoteMuteTests {
   init() { TestEnvironment.prepare() }
 
   /// Records what a participant's delegate hears, as a stream.

@@ -10,7 +10,7 @@ import Testing
 /// A receiver that starts after an SRTP sender's sequence number wrapped: its rollover counter is
 /// 1 or more, and a receiver that guessed 0 failed every packet's authentication for good, as if
 /// the key were wrong (after about six minutes of 720p this is certain).
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct SRTPRolloverTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct SRTPRolloverTests {
   init() { TestEnvironment.prepare() }
 
   /// The sender's report of packets sent and a packet's sequence number give its rollover

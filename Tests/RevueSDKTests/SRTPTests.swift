@@ -38,7 +38,7 @@ import Testing
     return (room, capturer, publication)
   }
 
-  @Test(arguments: [SRTPKey.Suite.aesCM128HMACSHA1_80, .aeadAES128GCM])
+  @Test(.tier(.pipeline), arguments: [SRTPKey.Suite.aesCM128HMACSHA1_80, .aeadAES128GCM])
   func revueToRevueOverSRTP(_ suite: SRTPKey.Suite) async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
@@ -74,7 +74,7 @@ import Testing
   /// A receiver with another key than the sender's decodes nothing, counts what it drops and
   /// goes on; a sender with its key that arrives later on the same port, beside the first, is
   /// decoded.
-  @Test func aWrongKeyDecodesNothingAndTheRightSenderStillGetsThrough() async throws {
+  @Test(.tier(.pipeline)) func aWrongKeyDecodesNothingAndTheRightSenderStillGetsThrough() async throws {
     try await TestCameras.with(["csi-camera-module", "usb-720p-webcam"]) { devices in
       let port = FreePorts.rtp()
       let right = try Self.key(byte: 1)
@@ -136,7 +136,7 @@ import Testing
   /// are SRTCP, which the sender authenticates, and the retransmissions are SRTP. Judged as
   /// LossRecoveryTests judge plain RTP, through 5% loss each way with 30 ± 10 ms. It runs
   /// alone, as those do: two decoders and an encoder.
-  @Test(.wholeProcess) func nackRecoversLossOverSRTP() async throws {
+  @Test(.tier(.interop), .wholeProcess) func nackRecoversLossOverSRTP() async throws {
     let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
     let trial = LinkTrial(
       codec: .vp8, width: 640, height: 480, link: link, recovery: .nack, frames: 240, srtp: try Self.key())
@@ -156,7 +156,9 @@ import Testing
 
   /// ffmpeg reads the room's SDP (`RTP/SAVPF`, `a=crypto` with AES_CM_128_HMAC_SHA1_80) and
   /// decodes the SRTP stream (it takes `srtp` in its protocol whitelist).
-  @Test(arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheSRTPRoomSDP(_ codec: VideoCodec) async throws {
+  @Test(.tier(.interop), arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheSRTPRoomSDP(_ codec: VideoCodec)
+    async throws
+  {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
       let key = try Self.key()
@@ -186,7 +188,7 @@ import Testing
 
   /// Revue receives its own SRTP SDP: video and audio, each with the key of its `a=crypto` line,
   /// and only from the host given.
-  @Test func revueReceivesItsSRTPSDPWithAudio() async throws {
+  @Test(.tier(.pipeline)) func revueReceivesItsSRTPSDPWithAudio() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp(pairs: 2)
       let key = try Self.key()
@@ -218,7 +220,7 @@ import Testing
   }
 
   /// Every malformed or missing key is a clear error that never holds the key's text.
-  @Test func malformedKeysAreClearErrorsWithoutTheKey() async throws {
+  @Test(.tier(.pipeline)) func malformedKeysAreClearErrorsWithoutTheKey() async throws {
     let port = FreePorts.rtp()
     let short = Data((0..<16).map { UInt8($0) }).base64EncodedString()
     let long = Data((0..<30).map { UInt8($0) }).base64EncodedString()

@@ -7,7 +7,7 @@ import Testing
 /// Issue 15's screen share: the X11 screen of a display (Xvfb, started here) captured by
 /// ``LocalParticipant/screenShareTrack``, through the track's processor, published and
 /// received; with no display the capturer's state is `.error` and the switch goes back off.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct ScreenShareTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct ScreenShareTests {
   init() { TestEnvironment.prepare() }
 
   /// Whether the middle of `frame` is pure red (I420 or NV12, BT.601 video range: Y 81, U 90,

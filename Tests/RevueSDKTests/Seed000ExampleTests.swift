@@ -98,7 +98,7 @@ func darkenMyCamera(_ on: Bool) {
   }
 }
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct Seed000ExampleTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct Seed000ExampleTests {
   /// Uses `Room.shared`'s camera, picked by position among every camera of the process: it runs alone.
   @Test(.wholeProcess) @MainActor func theCameraExamplesRunOnTheSharedRoom() async throws {
     let devices = [try await TestCameras.add("laptop-integrated"), try await TestCameras.add("csi-camera-module")]

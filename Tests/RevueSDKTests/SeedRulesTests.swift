@@ -8,7 +8,7 @@ import Testing
 
 /// Seed 000's and seed 002's rules where RevueSDK once differed from them (issue 17), and what
 /// RevueSDK had without a test: defaults, permission errors, mono presets, the names a port needs.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SeedRulesTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SeedRulesTests {
   init() { TestEnvironment.prepare() }
 
   // MARK: - The camera

@@ -4,7 +4,7 @@ import Testing
 @testable import RevueSDK
 
 /// ``SenderLatch``: which sender a receiver follows when more than one sends to its port.
-@Suite(.sharedProcess) struct SenderLatchTests {
+@Suite(.tier(.unit), .sharedProcess) struct SenderLatchTests {
   static let sender: SenderLatch.Address = ("127.0.0.1", 40000)
   static let stranger: SenderLatch.Address = ("127.0.0.1", 40100)
   static let start = ContinuousClock.now

@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 26: simulcast layers over WHIP follow the receiver's estimate: the layers it carries are
 /// sent, from the smallest up, and the rest paused.
-@Suite(.sharedProcess) struct SimulcastAllocationTests {
+@Suite(.tier(.unit), .sharedProcess) struct SimulcastAllocationTests {
   /// 720p, 360p and 180p at seed 002's balanced bitrates.
   let bitrates = [1_700_000, 450_000, 120_000]
   let all = [true, true, true]

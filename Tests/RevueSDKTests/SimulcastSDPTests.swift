@@ -3,7 +3,7 @@ import Testing
 @testable import RevueSDK
 
 /// The simulcast lines a WHIP offer gets and what is read from the answer (RFC 8851, 8853).
-@Suite struct SimulcastSDPTests {
+@Suite(.tier(.unit)) struct SimulcastSDPTests {
   /// An offer as `webrtcbin` 1.22 makes it: VP8 (with an SSRC, as from caps that carry one), then Opus.
   static let offer = [
     "v=0", "o=- 7 0 IN IP4 0.0.0.0", "s=-", "t=0 0", "a=group:BUNDLE video0 audio1",

@@ -4,7 +4,7 @@ import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
 
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SimulcastTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SimulcastTests {
   init() { TestEnvironment.prepare() }
 
   @Test func layersFollowLiveKitsRuleAndKeepTheAspectRatio() {

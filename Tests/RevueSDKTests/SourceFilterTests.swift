@@ -7,7 +7,7 @@ import Testing
 /// A receiver that takes packets from one host only (`from:`, `?from=HOST`): the others, RTP and
 /// RTCP, are counted and dropped. Other senders are bound to 127.0.0.2, which Linux's loopback
 /// answers without setup.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SourceFilterTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SourceFilterTests {
   init() { TestEnvironment.prepare() }
 
   /// Sends `count` datagrams of `bytes` from `source` (a loopback address) to `port` on 127.0.0.1.

@@ -9,7 +9,7 @@ import Testing
 
 /// Off means off (seed 000: "no camera frames are sent once you switch off"), and a camera that
 /// a failed switch restores keeps running.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SwitchOffTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct SwitchOffTests {
   init() { TestEnvironment.prepare() }
 
   /// Counts the buffers of each size that leave a sender's `appsrc`.

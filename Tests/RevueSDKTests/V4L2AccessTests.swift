@@ -9,7 +9,7 @@ import Testing
 /// (`SeedRulesTests`). Here the real `v4l2src` says it: run as `nobody` against a character
 /// device only root may open, it fails with `EACCES` before any driver is asked; run as root,
 /// the same node fails with `ENXIO` (no driver), which is no access denial.
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct V4L2AccessTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct V4L2AccessTests {
   init() { TestEnvironment.prepare() }
 
   @Test func v4l2srcsRefusalIsWhatTheVirtualCamerasPostAndReadsAsAnAccessDenial() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// A layer's encoder as a typed value: its elements are made with their settings typed, none
 /// edited in a pipeline string.
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct VideoEncoderTests {
+@Suite(.tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct VideoEncoderTests {
   init() { TestEnvironment.prepare() }
 
   /// Each chain is made element by element into a real bin whose encoder has the name asked

@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 15's ``VideoView`` (seed 001's rules), offscreen: the picture it shows, read back as
 /// drawn (``VideoView/shownPicture``, what ``VideoView/snapshot()`` encodes), pixel by pixel.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct VideoViewTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct VideoViewTests {
   init() { TestEnvironment.prepare() }
 
   /// A 320×180 frame, red on the left half and blue on the right, or all green.
@@ -559,7 +559,7 @@ import Testing
 
 /// ``PixelBuffer/cropped(x:y:width:height:)``, the crop of a view's fill: the same bytes,
 /// described from another origin, for both 4:2:0 layouts.
-@Suite(.sharedProcess) struct PixelBufferCropTests {
+@Suite(.tier(.pipeline), .sharedProcess) struct PixelBufferCropTests {
   @Test(arguments: [PixelFormat.i420, .nv12]) func aCropIsTheSameBytesFromAnotherOrigin(format: PixelFormat) throws {
     let (width, height) = (16, 8)
     // Luma is 16 * row + column; chroma 100 + 10 * row + byte.

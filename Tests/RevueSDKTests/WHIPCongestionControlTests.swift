@@ -17,7 +17,7 @@ import Testing
 /// the cap) stalls aiortc for 4–7 s, whose jitter buffer waits for a lost packet until 128 have
 /// come, and asks for a packet again only when another goes missing; the 10 s after
 /// convergence averaged 19–24 fps in the runs of 2026-12-07, the steady state 29–31.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCongestionControlTests {
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCongestionControlTests {
   init() { TestEnvironment.prepare() }
 
   /// The cap.

@@ -10,7 +10,7 @@ import Testing
 /// (through Tests/Peers/janus_whip.py), whose subscriber decodes them; the session deleted on stop;
 /// endpoints that refuse, answer nonsense or cannot be reached give a clear error in bounded
 /// time and leave nothing running.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPPublicationTests {
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPPublicationTests {
   init() { TestEnvironment.prepare() }
 
   /// A camera track on a virtual camera at 640×480, capturing.

@@ -7,7 +7,7 @@ import Testing
 
 /// Seed 003's `CameraVideoCapturer` against virtual cameras. Every capturer feeds one track, so
 /// the tests run one after another.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraVideoCapturerTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraVideoCapturerTests {
   /// What an operation's completion handler got: nil, or the error's text.
   static func completion(
     _ what: String, sourceLocation: SourceLocation = #_sourceLocation,

@@ -7,7 +7,7 @@ import Testing
 
 /// `createCameraVideoTrack` against virtual cameras. Tests that pick a camera by side or need no
 /// camera at all depend on every camera of the process: they run alone (`.wholeProcess`).
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraTrackTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct CameraTrackTests {
   init() { TestEnvironment.prepare() }
 
   /// The seed's first example, as written (it picks the camera by side: it runs alone).

@@ -18,7 +18,7 @@ final class AudioBuffers: AudioRenderer {
 }
 
 /// `createMicrophoneAudioTrack` against virtual microphones.
-@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct MicrophoneTrackTests {
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct MicrophoneTrackTests {
   init() { TestEnvironment.prepare() }
 
   /// The seed's example, as written (it takes the first microphone: it runs alone).

@@ -12,7 +12,8 @@ import Testing
   /// "Passing an ended track to a room reports 3031 or 3032 to onError(error:), and the room uses
   /// its default camera or microphone instead." The default devices pick by position and take
   /// the first microphone: the test runs alone.
-  @MainActor @Test(.wholeProcess) func anEndedTrackIsReportedAndTheDefaultDeviceIsSent() async throws {
+  @MainActor @Test(.tier(.pipeline), .wholeProcess) func anEndedTrackIsReportedAndTheDefaultDeviceIsSent() async throws
+  {
     try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { cameras in
       try await Devices.withMicrophone { microphone in
         try await TestCameras.waitUntilAlone(microphone)
@@ -57,7 +58,7 @@ import Testing
   /// "If enableCam(customCameraTrack:) or unmuteMic(customMicrophoneTrack:) is refused, for
   /// example because you have not joined yet, the SDK stops the track you passed. The SDK also
   /// stops the track if changeCam(customCameraTrack:) or changeMic(customMicrophoneTrack:) fails."
-  @MainActor @Test func refusedAndFailedCallsStopTheTrackPassed() async throws {
+  @MainActor @Test(.tier(.pipeline)) func refusedAndFailedCallsStopTheTrackPassed() async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { cameras in
       try await Devices.withMicrophone { microphone in
         let room = VideoSDK.createRoom(camEnabled: false, micEnabled: false)
@@ -86,7 +87,7 @@ import Testing
 
   /// A custom camera sent, changed for another (the first ends and its camera closes, a receiver
   /// decodes the second), then released by disableCam() although the app stopped it while sent.
-  @MainActor @Test func aCustomCameraIsSentChangedAndReleased() async throws {
+  @MainActor @Test(.tier(.pipeline)) func aCustomCameraIsSentChangedAndReleased() async throws {
     try await TestCameras.with(["usb-720p-webcam", "usb-1080p-webcam"]) { cameras in
       let first = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
       let room = VideoSDK.createRoom(customCameraTrack: first, micEnabled: false)
@@ -117,7 +118,9 @@ import Testing
   /// A default device that cannot open makes `join` throw VideoSDK's code of the cause, and
   /// nothing is left sent or open. The default devices pick among every device of the process:
   /// the test runs alone.
-  @MainActor @Test(.wholeProcess) func aDefaultDeviceThatCannotOpenFailsTheJoinAndLeavesNothingSent() async throws {
+  @MainActor @Test(.tier(.interop), .wholeProcess) func aDefaultDeviceThatCannotOpenFailsTheJoinAndLeavesNothingSent()
+    async throws
+  {
     try await TestCameras.with(["laptop-integrated"]) { cameras in
       try await Devices.withMicrophone { microphone in
         try await TestCameras.waitUntilAlone(microphone)
@@ -161,7 +164,7 @@ import Testing
   /// A room joined over WHIP sends its custom tracks to the endpoint, where aiortc (a WebRTC
   /// stack no one here wrote) decodes them; a camera changed for another is a new session,
   /// decoded too; leaving deletes every session.
-  @MainActor @Test func customTracksAreSentOverWHIP() async throws {
+  @MainActor @Test(.tier(.interop)) func customTracksAreSentOverWHIP() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start()
     try await TestCameras.with(["usb-720p-webcam", "usb-1080p-webcam"]) { cameras in
       try await Devices.withMicrophone { microphone in
@@ -193,7 +196,7 @@ import Testing
 
   /// The seed's screen share example on an Xvfb screen, then its profile form. The share reads
   /// `DISPLAY`, which the test sets for the process: it runs alone.
-  @Test(.wholeProcess) func theSeedsScreenShareExampleSharesTheScreen() async throws {
+  @Test(.tier(.pipeline), .wholeProcess) func theSeedsScreenShareExampleSharesTheScreen() async throws {
     let display = try await VirtualDisplay(width: 640, height: 480)
     let previous = ProcessInfo.processInfo.environment["DISPLAY"]
     setenv("DISPLAY", display.display, 1)

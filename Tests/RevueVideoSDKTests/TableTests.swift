@@ -3,7 +3,7 @@ import RevueVideoSDK
 import Testing
 
 /// The seed's tables and rules, without devices.
-@Suite(.sharedProcess) struct TableTests {
+@Suite(.tier(.unit), .sharedProcess) struct TableTests {
   @Test func cameraConfigsHaveTheSeedsResolutionsAndBitrates() {
     let table = CustomCameraTrackConfig.allCases.map { config in
       let size = config.dimensions
