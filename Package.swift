@@ -33,6 +33,11 @@ let package = Package(
       name: "GStreamer", dependencies: cModules.map { .target(name: $0.name) },
       // gio (part of GLib) reads the sender addresses of received packets.
       linkerSettings: [.linkedLibrary("gio-2.0")]),
+    // GStreamer's check library (GstHarness, GstTestClock) and the harness over it: an element
+    // driven by hand, for tests. A module of its own, so that only the tests link it.
+    .systemLibrary(
+      name: "CGStreamerCheck", pkgConfig: "gstreamer-check-1.0", providers: [.apt(["libgstreamer1.0-dev"])]),
+    .target(name: "GStreamerCheck", dependencies: ["GStreamer", "CGStreamerCheck"]),
     // V4L2's zoom control (linux/videodev2.h): a camera's own zoom.
     .systemLibrary(name: "CV4L2", providers: [.apt(["linux-libc-dev"])]),
     .target(
@@ -58,11 +63,12 @@ let package = Package(
       name: "RevueSDKTestSupport", dependencies: ["RevueSDK", "RevueTestSupport"], path: "Tests/RevueSDKTestSupport"),
     // Under `swift test --sanitize=thread` only: tells ThreadSanitizer about Mutex's contended path.
     .target(name: "RevueTSanSupport", path: "Tests/RevueTSanSupport"),
-    .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "RevueTestSupport"]),
+    .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "GStreamerCheck", "RevueTestSupport"]),
     // Xlib, for the tests that play an application hosting a video view in its own window.
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(
-      name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport"]),
+      name: "RevueSDKTests",
+      dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport", "GStreamerCheck"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(
       name: "RevueVideoSDKTests",
