@@ -173,8 +173,8 @@ final class RTPReceiver: Sendable {
     let description = """
       udpsrc name=rtpin address=\(address) port=\(port) reuse=false caps="\(socketCaps)" \
       ! \(decrypt)session.recv_rtp_sink rtpsession name=session rtp-profile=avpf rtcp-min-interval=\(RTPSender.reportInterval) \
-      session.recv_rtp_src ! \(beforeJitter)rtpjitterbuffer name=jitter latency=\(latency) \
-      do-retransmission=\(nack) rtx-retry-timeout=\(Self.nackRetryMilliseconds) rtx-min-delay=\(Self.nackDelayMilliseconds) do-lost=true faststart-min-packets=1 max-misorder-time=\(Self.misorderMilliseconds) max-dropout-time=\(Self.dropoutMilliseconds) ! \(afterJitter)\(decode) \
+      session.recv_rtp_src ! \(beforeJitter)\(Self.jitterBuffer(latency: latency, nack: nack).launchDescription) \
+      ! \(afterJitter)\(decode) \
       ! appsink name=sink sync=false enable-last-sample=false \
       udpsrc name=rtcpin address=\(address) port=\(port + 1) reuse=false \(decryptRTCP)session.recv_rtcp_sink \
       session.send_rtcp_src ! \(encryptRTCP)
@@ -361,6 +361,20 @@ final class RTPReceiver: Sendable {
     } catch {
       throw RevueError(.gstreamer, "the receiver on port \(port) cannot start", underlying: error)
     }
+  }
+
+  /// The jitter buffer, named `jitter`: it waits `latency` milliseconds at most for a missing
+  /// packet, asks for it (with `nack`) ``nackDelayMilliseconds`` after it was due and again
+  /// every ``nackRetryMilliseconds``, and says it lost (a `GstRTPPacketLost` event) what did not
+  /// come in time; it passes each packet on as soon as those before it are there.
+  static func jitterBuffer(latency: Int, nack: Bool) -> ElementRecipe {
+    ElementRecipe(
+      "rtpjitterbuffer", name: "jitter",
+      [
+        "latency": .int(latency), "do-retransmission": .bool(nack), "rtx-retry-timeout": .int(nackRetryMilliseconds),
+        "rtx-min-delay": .int(nackDelayMilliseconds), "do-lost": .bool(true), "faststart-min-packets": .int(1),
+        "max-misorder-time": .int(misorderMilliseconds), "max-dropout-time": .int(dropoutMilliseconds),
+      ])
   }
 
   /// How far back, in time, a packet may come and still be taken as late rather than as the

@@ -52,8 +52,8 @@ struct ElementRecipe: Sendable {
     return element
   }
 
-  /// The element in gst-launch syntax, for the one consumer that takes a description (an RTSP
-  /// media factory): caps and structures quoted, as gst-launch reads them.
+  /// The element in gst-launch syntax, for what takes a description (an RTSP media factory, the
+  /// receiver's pipeline): caps and structures quoted, as gst-launch reads them.
   var launchDescription: String {
     let settings = properties.map { property, value in
       switch value {
