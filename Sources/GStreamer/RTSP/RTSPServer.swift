@@ -97,6 +97,13 @@ public final class RTSPServer: @unchecked Sendable {
       g_object_unref(server)
       throw .listenFailed(address: "\(address):\(port)", reason: message)
     }
+    // Every client's connection is served on the server's own thread, where its clients are
+    // also closed (``stop()``, a failed media): with gst-rtsp-server's client threads, a
+    // connection closed from another thread while its thread read it left a watch reading a
+    // closed connection, which spun a core (29.5 million GLib criticals in 2.5 minutes).
+    let threads = gst_rtsp_server_get_thread_pool(server)!
+    gst_rtsp_thread_pool_set_max_threads(threads, 0)
+    g_object_unref(threads)
     context = g_main_context_new()
     g_source_attach(source, context)
     loop = g_main_loop_new(context, 0)
@@ -147,7 +154,7 @@ public final class RTSPServer: @unchecked Sendable {
               let box = Unmanaged<MediaConfigureBox>.fromOpaque(data).takeUnretainedValue()
               if message.pointee.type == GST_MESSAGE_ERROR {
                 box.onFault(Message(retaining: message))
-                crtsp_server_close_clients_of(box.context, box.server, media)
+                RTSPServer.closeClients(of: media, on: box.server, in: box.context)
               } else if let element = gst_rtsp_media_get_element(media) {
                 // Warnings of the server's own elements (its sinks warn of how it links them) are
                 // the server's business; those of the launch description's elements are the mount's.
@@ -214,6 +221,56 @@ public final class RTSPServer: @unchecked Sendable {
         return !stopped
       })
     else { return }
+    // On the server's thread, which serves the connections: close every client's, end every
+    // session, stop listening, and quit from inside the loop (g_main_loop_quit from here is
+    // lost when the thread has not entered g_main_loop_run yet, and the join waited forever).
+    let teardown = Teardown(server: server, source: source, loop: loop)
+    let box = Unmanaged.passRetained(teardown).toOpaque()
+    let run: GSourceFunc = { data in
+      Unmanaged<Teardown>.fromOpaque(data!).takeRetainedValue().run()
+      return 0
+    }
+    g_main_context_invoke(context, run, box)
+    _ = g_thread_join(thread)
+    g_source_unref(source)
+    g_main_loop_unref(loop)
+    g_main_context_unref(context)
+    g_object_unref(server)
+  }
+
+  /// Closes, on the server's thread (the one that iterates `context`), the connections of the
+  /// clients that play `media`, which ends their sessions. Never on the caller's thread, even
+  /// the server's: a media's bus handler must not wait for the media's own teardown. A job left
+  /// when the context goes is dropped unrun.
+  fileprivate static func closeClients(
+    of media: UnsafeMutablePointer<GstRTSPMedia>, on server: UnsafeMutablePointer<GstRTSPServer>,
+    in context: OpaquePointer
+  ) {
+    let job = Unmanaged.passRetained(CloseClientsJob(server: server, media: media)).toOpaque()
+    let run: GSourceFunc = { data in
+      Unmanaged<CloseClientsJob>.fromOpaque(data!).takeUnretainedValue().run()
+      return 0
+    }
+    let release: GDestroyNotify = { data in Unmanaged<CloseClientsJob>.fromOpaque(data!).release() }
+    let idle = g_idle_source_new()!
+    g_source_set_callback(idle, run, job, release)
+    g_source_attach(idle, context)
+    g_source_unref(idle)
+  }
+}
+
+/// The end of a server, run on its thread: every client's connection closed, every session
+/// ended, the listening socket closed, the loop quit.
+private final class Teardown {
+  let server: UnsafeMutablePointer<GstRTSPServer>
+  let source: UnsafeMutablePointer<GSource>
+  let loop: OpaquePointer
+
+  init(server: UnsafeMutablePointer<GstRTSPServer>, source: UnsafeMutablePointer<GSource>, loop: OpaquePointer) {
+    (self.server, self.source, self.loop) = (server, source, loop)
+  }
+
+  func run() {
     let removeAll: GstRTSPServerClientFilterFunc = { _, _, _ in GST_RTSP_FILTER_REMOVE }
     g_list_free(gst_rtsp_server_client_filter(server, removeAll, nil))
     let pool = gst_rtsp_server_get_session_pool(server)!
@@ -221,19 +278,58 @@ public final class RTSPServer: @unchecked Sendable {
     g_list_free(gst_rtsp_session_pool_filter(pool, removeSession, nil))
     g_object_unref(pool)
     g_source_destroy(source)
-    g_source_unref(source)
-    // Quit from inside the loop: g_main_loop_quit from here is lost when the thread has not
-    // entered g_main_loop_run yet (run sets the loop running again), and a stop then waited for
-    // the thread forever (seen under load: the join hung with the loop polling its wakeup alone).
-    let quit: GSourceFunc = { loop in
-      g_main_loop_quit(OpaquePointer(loop))
-      return 0
+    g_main_loop_quit(loop)
+  }
+}
+
+/// A failed media's clients to close on the server's thread: the server (alive while that
+/// thread runs) and the media, held.
+private final class CloseClientsJob {
+  let server: UnsafeMutablePointer<GstRTSPServer>
+  let media: UnsafeMutablePointer<GstRTSPMedia>
+
+  init(server: UnsafeMutablePointer<GstRTSPServer>, media: UnsafeMutablePointer<GstRTSPMedia>) {
+    self.server = server
+    self.media = media
+    g_object_ref(media)
+  }
+
+  deinit { g_object_unref(media) }
+
+  func run() {
+    let removeIfPlays: GstRTSPServerClientFilterFunc = { _, client, media in
+      guard let client, let media else { return GST_RTSP_FILTER_KEEP }
+      return CloseClientsJob.plays(client, media) ? GST_RTSP_FILTER_REMOVE : GST_RTSP_FILTER_KEEP
     }
-    g_main_context_invoke(context, quit, UnsafeMutableRawPointer(loop))
-    _ = g_thread_join(thread)
-    g_main_loop_unref(loop)
-    g_main_context_unref(context)
-    g_object_unref(server)
+    g_list_free(gst_rtsp_server_client_filter(server, removeIfPlays, media))
+  }
+
+  /// Whether one of `client`'s sessions plays `media`.
+  static func plays(_ client: UnsafeMutablePointer<GstRTSPClient>, _ media: UnsafeMutableRawPointer) -> Bool {
+    let sessions = gst_rtsp_client_session_filter(client, nil, nil)
+    defer { g_list_free_full(sessions, g_object_unref) }
+    for session in GListSequence(sessions) {
+      let medias = gst_rtsp_session_filter(session.assumingMemoryBound(to: GstRTSPSession.self), nil, nil)
+      defer { g_list_free_full(medias, g_object_unref) }
+      for sessionMedia in GListSequence(medias) {
+        let played = gst_rtsp_session_media_get_media(sessionMedia.assumingMemoryBound(to: GstRTSPSessionMedia.self))
+        if UnsafeMutableRawPointer(played) == media { return true }
+      }
+    }
+    return false
+  }
+}
+
+/// The data of a `GList`'s items, in order.
+private struct GListSequence: Sequence, IteratorProtocol {
+  var node: UnsafeMutablePointer<GList>?
+  init(_ list: UnsafeMutablePointer<GList>?) { node = list }
+  mutating func next() -> UnsafeMutableRawPointer? {
+    while let current = node {
+      node = current.pointee.next
+      if let data = current.pointee.data { return data }
+    }
+    return nil
   }
 }
 
