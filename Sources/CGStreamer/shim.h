@@ -83,37 +83,6 @@ static inline GstMiniObject *cgst_mini_object(gpointer object) { return GST_MINI
 static inline gint cgst_mini_object_refcount(gpointer object) { return GST_MINI_OBJECT_REFCOUNT_VALUE(object); }
 static inline gint cgst_object_refcount(gpointer object) { return GST_OBJECT_REFCOUNT_VALUE(object); }
 
-// MARK: - Sockets (g_object_get and g_object_set are variadic)
-
-/// Gives `to` (a udpsink or udpsrc) the socket `from` has bound, so that both use one port.
-/// Returns FALSE when `from` has no socket yet.
-static inline gboolean cgst_share_socket(GstElement *from, GstElement *to) {
-  GObject *socket = NULL;
-  g_object_get(from, "used-socket", &socket, NULL);
-  if (socket == NULL) return FALSE;
-  g_object_set(to, "socket", socket, "close-socket", FALSE, NULL);
-  g_object_unref(socket);
-  return TRUE;
-}
-
-/// Sends `size` bytes from the socket `element` (a udpsrc or udpsink) has bound to
-/// `host`:`port`. Returns FALSE when the element has no socket, the address does not parse, or
-/// the send fails.
-static inline gboolean cgst_socket_send_to(GstElement *element, const gchar *host, guint16 port,
-                                           const guint8 *data, gsize size) {
-  GObject *socket = NULL;
-  g_object_get(element, "used-socket", &socket, NULL);
-  if (socket == NULL) return FALSE;
-  GSocketAddress *address = g_inet_socket_address_new_from_string(host, port);
-  gboolean sent = FALSE;
-  if (address != NULL) {
-    sent = g_socket_send_to((GSocket *)socket, address, (const gchar *)data, size, NULL, NULL) == (gssize)size;
-    g_object_unref(address);
-  }
-  g_object_unref(socket);
-  return sent;
-}
-
 // MARK: - Clock time
 
 static inline GstClockTime cgst_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }

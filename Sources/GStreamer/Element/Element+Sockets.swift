@@ -7,10 +7,17 @@ extension Element {
   /// - Throws: ``GStreamerError/invalidPropertyValue(element:property:value:reason:)`` when this
   ///   element has no socket yet.
   public func shareSocket(with other: Element) throws(GStreamerError) {
-    guard cgst_share_socket(elementPointer, other.elementPointer) != 0 else {
+    guard let socket = usedSocket() else {
       throw .invalidPropertyValue(
         element: name, property: "used-socket", value: "NULL", reason: "the element has not bound a socket yet")
     }
+    defer { g_object_unref(socket) }
+    var value = GValue()
+    g_value_init(&value, g_socket_get_type())
+    defer { g_value_unset(&value) }
+    g_value_set_object(&value, socket)
+    g_object_set_property(other.rawPointer.assumingMemoryBound(to: GObject.self), "socket", &value)
+    try other.set("close-socket", false)
   }
 
   /// Sends one datagram from the socket this `udpsrc` or `udpsink` has bound to `host`:`port`
@@ -22,9 +29,26 @@ extension Element {
   ///   the socket refused it).
   @discardableResult
   public func sendDatagram(_ bytes: [UInt8], to host: String, port: Int) -> Bool {
-    guard let port = UInt16(exactly: port) else { return false }
-    return bytes.withUnsafeBufferPointer { data in
-      cgst_socket_send_to(elementPointer, host, port, data.baseAddress, gsize(data.count)) != 0
+    guard let port = UInt16(exactly: port), let socket = usedSocket() else { return false }
+    defer { g_object_unref(socket) }
+    guard let address = g_inet_socket_address_new_from_string(host, UInt32(port)) else { return false }
+    defer { g_object_unref(address) }
+    let sent = bytes.withUnsafeBufferPointer { data in
+      data.withMemoryRebound(to: CChar.self) { data in
+        g_socket_send_to(
+          socket.assumingMemoryBound(to: GSocket.self), address, data.baseAddress, gsize(data.count), nil, nil)
+      }
     }
+    return sent == bytes.count
+  }
+
+  /// The `GSocket` this `udpsrc` or `udpsink` has bound (its `used-socket`), with a reference
+  /// the caller releases; nil before it has one.
+  private func usedSocket() -> UnsafeMutableRawPointer? {
+    var value = GValue()
+    g_value_init(&value, g_socket_get_type())
+    defer { g_value_unset(&value) }
+    g_object_get_property(rawPointer.assumingMemoryBound(to: GObject.self), "used-socket", &value)
+    return g_value_dup_object(&value)
   }
 }

@@ -89,10 +89,15 @@ extension Buffer {
   /// The corresponding C function is `gst_buffer_get_net_address_meta`.
   public var senderAddress: (host: String, port: Int)? {
     withPointer { pointer in
-      var host = [CChar](repeating: 0, count: 64)
-      var port: guint16 = 0
-      guard cgst_buffer_sender_address(pointer, &host, &port) != 0 else { return nil }
-      return (String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), Int(port))
+      guard let meta = gst_buffer_get_net_address_meta(pointer), let socketAddress = meta.pointee.addr,
+        g_type_check_instance_is_a(
+          UnsafeMutableRawPointer(socketAddress).assumingMemoryBound(to: GTypeInstance.self),
+          g_inet_socket_address_get_type()) != 0
+      else { return nil }
+      let address = UnsafeMutableRawPointer(socketAddress).assumingMemoryBound(to: GInetSocketAddress.self)
+      guard let text = g_inet_address_to_string(g_inet_socket_address_get_address(address)) else { return nil }
+      defer { g_free(text) }
+      return (String(cString: text), Int(g_inet_socket_address_get_port(address)))
     }
   }
 }
