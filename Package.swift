@@ -63,6 +63,8 @@ let package = Package(
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(
       name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport"]),
+    // RevueLab's own: the link emulator, stamped frames, the probe and the judge.
+    .testTarget(name: "RevueLabTests", dependencies: ["RevueLab", "RevueSDK", "GStreamer", "RevueTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(
       name: "RevueVideoSDKTests",
