@@ -47,12 +47,17 @@ let package = Package(
     .target(name: "RevueSora", dependencies: ["RevueSDK"]),
     // LiveKit's names (seed 004) that RevueSDK spells differently: VideoFrame processors, ValueOrAbsent, device types.
     .target(name: "RevueLiveKit", dependencies: ["RevueSDK"]),
-    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueProcess"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
     .executableTarget(name: "revue-fuzz", dependencies: ["RevueFuzzTargets"], path: "Fuzz/Main"),
-    .target(name: "RevueTestSupport", dependencies: ["GStreamer", "RevueTSanSupport"], path: "Tests/RevueTestSupport"),
+    // The one runner of child processes, for the bench and the tests: output read as it comes,
+    // deadlines, and no child left behind.
+    .target(name: "RevueProcess"),
+    .target(
+      name: "RevueTestSupport", dependencies: ["GStreamer", "RevueProcess", "RevueTSanSupport"],
+      path: "Tests/RevueTestSupport"),
     // Virtual cameras and a frame-awaiting renderer for the tests of the SDK and of its faces.
     .target(
       name: "RevueSDKTestSupport", dependencies: ["RevueSDK", "RevueTestSupport"], path: "Tests/RevueSDKTestSupport"),
@@ -63,6 +68,7 @@ let package = Package(
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(
       name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport"]),
+    .testTarget(name: "RevueProcessTests", dependencies: ["RevueProcess", "RevueTestSupport"]),
     // RevueLab's own: the link emulator, stamped frames, the probe and the judge.
     .testTarget(name: "RevueLabTests", dependencies: ["RevueLab", "RevueSDK", "GStreamer", "RevueTestSupport"]),
     .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),

@@ -29,7 +29,7 @@ case "$sanitizer" in
   thread)
     # Every test but the CLI's end-to-end ones, whose `revue` processes lack the test binary's
     # Mutex annotations (docs/sanitizers.md).
-    filter=(--filter 'RevueSDKTests|RevueLabTests|GStreamerTests|FuzzTests|CommandParsingTests|StreamOptionsTests')
+    filter=(--filter 'RevueSDKTests|RevueLabTests|RevueProcessTests|GStreamerTests|FuzzTests|CommandParsingTests|StreamOptionsTests')
     # GLib's slice allocator hands a freed GstBuffer's memory to the next buffer, on another
     # thread, through its own uninstrumented lock; with malloc, ThreadSanitizer sees each as new.
     export G_SLICE=always-malloc

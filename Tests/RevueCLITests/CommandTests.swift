@@ -1,5 +1,6 @@
 import Foundation
 import RevueLab
+import RevueProcess
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -136,10 +137,10 @@ import Testing
   /// Runs `revue` with `arguments` to its end; a run that takes more than `seconds` is ended and
   /// fails, quoting its standard error.
   static func run(
-    _ arguments: [String], environment: [String: String] = [:], within seconds: Double = 45,
+    _ arguments: [String], environment: [String: String?] = [:], within seconds: Double = 45,
     sourceLocation: SourceLocation = #_sourceLocation
-  ) async throws -> Subprocess.Exit {
-    try await Subprocess.run(
+  ) async throws -> ChildProcess.Exit {
+    try await ChildProcess.run(
       executable, arguments, environment: environment, within: seconds, sourceLocation: sourceLocation)
   }
 
@@ -229,7 +230,7 @@ import Testing
     defer { try? FileManager.default.removeItem(at: snapshot) }
     // The receiver listens before the sender starts (it says so), so the sender's first frames,
     // its keyframe among them, reach it; without 20 frames it gives up after 20 s.
-    let receiver = try Subprocess(
+    let receiver = try ChildProcess(
       Self.executable,
       ["receive", "--port", "\(port)", "--frames", "20", "--duration", "20", "--snapshot", snapshot.path])
     try await receiver.waitForError(containing: "revue: receiving", within: 30)

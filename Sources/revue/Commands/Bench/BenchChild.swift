@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RevueLab
+import RevueProcess
 import RevueSDK
 import Synchronization
 
@@ -201,7 +202,7 @@ struct BenchChild {
       complete = readFully(maker.outputDescriptor, memory)
     }
     let exit = await maker.wait()
-    guard exit.succeeded, complete else { throw RevueError(.gstreamer, "no test frame: \(exit.errors.suffix(600))") }
+    guard exit.succeeded, complete else { throw RevueError(.gstreamer, "no test frame: \(exit.error.suffix(600))") }
     return frame
   }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RevueLab
+import RevueProcess
 import RevueSDK
 
 extension BenchCommand {
@@ -261,20 +262,15 @@ extension BenchCommand {
     static func runChild(_ trial: LinkTrial) async throws -> (Measured?, String?, Double) {
       // Without the Swift runtime's backtracer: a child that aborts (FEC) ends at once, rather than
       // leave a `swift-backtrace` behind that holds its output pipe (seen to hang for minutes).
-      let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-      let arguments = parameters(trial).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-      var environment = ProcessInfo.processInfo.environment
-      environment["SWIFT_BACKTRACE"] = "enable=no"
-      let child = try ChildProcess(
-        [executable, "bench", "--child", "link-trial"] + arguments, output: .collect,
-        environment: environment.map { "\($0.key)=\($0.value)" })
+      let child = try ChildProcess.revue(
+        "link-trial", parameters(trial), environment: ["SWIFT_BACKTRACE": "enable=no"])
       let exit = await child.wait(stoppingAfter: Double(trial.frames) / 30 + 60)
-      let line = child.results.last { $0.key == "measured" }?.value
+      let line = exit.results.last { $0.key == "measured" }?.value
       if exit.succeeded, let line, let measured = try? JSONDecoder().decode(Measured.self, from: Data(line.utf8)) {
         return (measured, nil, exit.cpuSeconds)
       }
-      let errors = exit.errors.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("rror:") }
-      let why = errors.first.map(String.init) ?? String(exit.errors.suffix(300))
+      let errors = exit.error.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("rror:") }
+      let why = errors.first.map(String.init) ?? String(exit.error.suffix(300))
       return (
         nil, (exit.succeeded ? "ended without a result: " : "the trial's process failed: ") + why, exit.cpuSeconds
       )

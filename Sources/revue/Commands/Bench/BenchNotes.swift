@@ -12,9 +12,9 @@ extension BenchCommand {
     ## What the numbers include
 
     - **CPU** is the time on a processor of the measuring side's own process, all its threads,
-      never `RUSAGE_CHILDREN` totals. *Send* and *receive*: the sum of the threads'
-      `/proc/PID/task/*/schedstat` (nanoseconds; `/proc/PID/stat` counts 10 ms ticks, 5 % of a
-      480p H.264 window) read at both ends of a window. *Send*: from the 15th RTP frame on the
+      never `RUSAGE_CHILDREN` totals. *Send* and *receive*: the process's CPU-time clock
+      (`clock_getcpuclockid`: nanoseconds, every thread's, those that ended included;
+      `/proc/PID/stat` counts 10 ms ticks, 5 % of a 480p H.264 window) read at both ends of a window. *Send*: from the 15th RTP frame on the
       wire (the encoder is warm) to the (N−5)th, per second of that window; start-up and tear-down
       are left out on both sides. *Receive*: the receiving process only, from the moment the
       (identical, unmeasured) gst-launch sender starts to 300 ms after it ends, per second of video
