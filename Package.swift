@@ -47,7 +47,10 @@ let package = Package(
     .target(name: "RevueSora", dependencies: ["RevueSDK"]),
     // LiveKit's names (seed 004) that RevueSDK spells differently: VideoFrame processors, ValueOrAbsent, device types.
     .target(name: "RevueLiveKit", dependencies: ["RevueSDK"]),
-    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueProcess"]),
+    // What the two programs, `revue` and `revue-bench`, share: parsing their command lines and
+    // reporting their errors, the monotonic clock, blocking work on a thread of its own.
+    .target(name: "RevueCommandLine"),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueProcess", "RevueCommandLine"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
@@ -71,7 +74,8 @@ let package = Package(
     .testTarget(name: "RevueProcessTests", dependencies: ["RevueProcess", "RevueTestSupport"]),
     // RevueLab's own: the link emulator, stamped frames, the probe and the judge.
     .testTarget(name: "RevueLabTests", dependencies: ["RevueLab", "RevueSDK", "GStreamer", "RevueTestSupport"]),
-    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
+    .testTarget(
+      name: "RevueCLITests", dependencies: ["revue", "RevueCommandLine", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(
       name: "RevueVideoSDKTests",
       dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport", "RevueSDKTestSupport"]),

@@ -1,10 +1,9 @@
-/// A command line that does not parse: what is wrong, in one line.
-struct UsageError: Error, CustomStringConvertible, Equatable {
-  var description: String
-}
+import RevueCommandLine
 
 /// A parsed `revue` command line.
-enum Command: Equatable {
+enum Command: Equatable, ProgramCommand {
+  static let programName = "revue"
+
   /// `revue check [--json]`: GStreamer's version, the elements the node uses, and a test pipeline.
   case check(json: Bool)
   /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--minutes N] [--json FILE] [--markdown FILE]`: measured

@@ -1,4 +1,5 @@
 import Foundation
+import RevueCommandLine
 import RevueLab
 import RevueProcess
 import RevueSDK
@@ -121,8 +122,8 @@ import Testing
   }
 
   @Test(.tier(.pipeline)) func exitCodes() async {
-    #expect(await RevueCommand.run(["fly"]) == .usage)
-    #expect(await RevueCommand.run(["help"]) == .success)
+    #expect(await Command.run(["fly"]) == .usage)
+    #expect(await Command.run(["help"]) == .success)
   }
 }
 

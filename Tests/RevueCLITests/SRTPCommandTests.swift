@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueProcess
 import RevueSDK
 import RevueTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueLab
 import RevueProcess
 import RevueSDK

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueSDK
 
 /// `revue bench`: the SDK's work measured side by side with the same GStreamer elements driven

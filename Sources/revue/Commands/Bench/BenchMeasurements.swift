@@ -1,4 +1,5 @@
 import Foundation
+import RevueCommandLine
 import RevueLab
 import RevueProcess
 import RevueSDK
@@ -435,13 +436,6 @@ extension ChildProcess.Exit {
   /// The child's peak resident and private memory.
   var memory: [BenchCommand.Metric: Double] {
     [.rss: Double(peakResidentKiB ?? 0) / 1024, .privateMemory: Double(peakPrivateKiB ?? 0) / 1024]
-  }
-}
-
-/// Runs `body` on a thread of its own (blocking reads, writes and waits), and returns its result.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-  await withCheckedContinuation { continuation in
-    Thread { continuation.resume(returning: body()) }.start()
   }
 }
 

@@ -1,16 +1,10 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueProcess
 
-/// Now on the monotonic clock (`CLOCK_MONOTONIC`, shared by every process of the machine), in
-/// nanoseconds: the bench stamps events in its children and in itself with it.
-func monotonicNanoseconds() -> UInt64 {
-  var now = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &now)
-  return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
-
-/// Milliseconds between two monotonic stamps.
+/// Milliseconds between two monotonic stamps (``monotonicNanoseconds()``: the bench stamps
+/// events in its children and in itself with it).
 func milliseconds(from start: UInt64, to end: UInt64) -> Double { (Double(end) - Double(start)) / 1e6 }
 
 extension ChildProcess.Stopping {
