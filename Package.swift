@@ -39,7 +39,7 @@ let package = Package(
       name: "RevueSDK", dependencies: ["GStreamer", "CV4L2"],
       resources: [.copy("Resources/Cameras"), .copy("Resources/Pipelines")]),
     // Tools to try Revue on bad links: a link emulator and stamped frames judged at the receiver
-    // (used by `revue link`, `revue bench` and the tests).
+    // (used by `revue link`, `revue-bench` and the tests).
     .target(name: "RevueLab", dependencies: ["RevueSDK"]),
     // VideoSDK's names (seed 002) over RevueSDK: custom camera, microphone and screen share tracks.
     .target(name: "RevueVideoSDK", dependencies: ["RevueSDK"]),
@@ -50,14 +50,18 @@ let package = Package(
     // What the two programs, `revue` and `revue-bench`, share: parsing their command lines and
     // reporting their errors, the monotonic clock, blocking work on a thread of its own.
     .target(name: "RevueCommandLine"),
-    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueProcess", "RevueCommandLine"]),
+    // The one runner of child processes, for the bench and the tests: output read as it comes,
+    // deadlines, and no child left behind.
+    .target(name: "RevueProcess"),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueCommandLine"]),
+    // The benchmark (docs/benchmarks.md): the SDK measured against gst-launch-1.0, each side a
+    // child process of its own (the Revue side is `revue-bench --child …`; the soak runs `revue`).
+    .executableTarget(
+      name: "revue-bench", dependencies: ["RevueSDK", "RevueLab", "RevueProcess", "RevueCommandLine"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
     .executableTarget(name: "revue-fuzz", dependencies: ["RevueFuzzTargets"], path: "Fuzz/Main"),
-    // The one runner of child processes, for the bench and the tests: output read as it comes,
-    // deadlines, and no child left behind.
-    .target(name: "RevueProcess"),
     .target(
       name: "RevueTestSupport", dependencies: ["GStreamer", "RevueProcess", "RevueTSanSupport"],
       path: "Tests/RevueTestSupport"),
@@ -71,7 +75,12 @@ let package = Package(
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(
       name: "RevueSDKTests", dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport"]),
+    // The process runner's own: output, status, environment, deadlines, no child left behind.
     .testTarget(name: "RevueProcessTests", dependencies: ["RevueProcess", "RevueTestSupport"]),
+    // The bench's: its command line, its scenarios and trials, a smoke run, the soak.
+    .testTarget(
+      name: "RevueBenchTests",
+      dependencies: ["revue-bench", "RevueCommandLine", "RevueSDK", "RevueLab", "RevueProcess", "RevueTestSupport"]),
     // RevueLab's own: the link emulator, stamped frames, the probe and the judge.
     .testTarget(name: "RevueLabTests", dependencies: ["RevueLab", "RevueSDK", "GStreamer", "RevueTestSupport"]),
     .testTarget(

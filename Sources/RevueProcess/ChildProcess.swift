@@ -208,6 +208,13 @@ public final class ChildProcess: Sendable {
     }
   }
 
+  /// The executable `name` in this program's folder, where `swift build` puts every executable
+  /// of the package and the test binary: `revue` beside `revue-bench`, or beside the tests.
+  public static func executable(named name: String) -> URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+      .appendingPathComponent(name)
+  }
+
   /// A child still running when its owner lets go of it is killed.
   deinit {
     shared.send(SIGKILL, to: pid)

@@ -9,7 +9,7 @@ import Testing
 /// Issue 13's loss targets, each judged frame by frame against a reference receiver that got
 /// every packet (``LinkTrial``): through 5% random loss both ways with 30 ± 10 ms, at least
 /// 98% of the frames are shown intact and no freeze is longer than 200 ms; through 10%, 95%
-/// and 500 ms. The same runs with recovery off are `revue bench links`'s (they fail these
+/// and 500 ms. The same runs with recovery off are `revue-bench links`'s (they fail these
 /// targets by far). These run alone: two decoders and an encoder at 720p fill both cores.
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(5))) struct LossRecoveryTests {
   init() { TestEnvironment.prepare() }

@@ -36,22 +36,22 @@ extension ChildProcess {
       output: output)
   }
 
-  /// Starts a `revue` command (`stream …`, `receive …`) of `executable`, this executable by
-  /// default, in the bench's environment without `GST_TRACERS` (a leaks tracer set for the tests
+  /// Starts a command of the node (`revue stream …`, `revue receive …`: the `revue` beside this
+  /// program) in the bench's environment without `GST_TRACERS` (a leaks tracer set for the tests
   /// would count every object of the child, and be measured with it).
-  static func revueCommand(_ arguments: [String], executable: String? = nil) throws -> ChildProcess {
-    let path = executable ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-    return try ChildProcess(bench: path, arguments, environment: ["GST_TRACERS": nil])
+  static func revueCommand(_ arguments: [String]) throws -> ChildProcess {
+    try ChildProcess(
+      bench: ChildProcess.executable(named: "revue").path, arguments, environment: ["GST_TRACERS": nil])
   }
 
-  /// Starts this executable as a bench child: `revue bench --child KIND KEY=VALUE …`.
+  /// Starts the Revue side of a scenario: `revue-bench --child KIND KEY=VALUE …` (the
+  /// `revue-bench` beside this program: this one, or the one beside the tests).
   static func revue(
     _ kind: String, _ parameters: [String: String], output: Output = .collect, environment: [String: String?] = [:]
   ) throws -> ChildProcess {
-    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-    return try ChildProcess(
-      bench: executable,
-      ["bench", "--child", kind] + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" },
+    try ChildProcess(
+      bench: ChildProcess.executable(named: "revue-bench").path,
+      ["--child", kind] + parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" },
       output: output, environment: environment)
   }
 }

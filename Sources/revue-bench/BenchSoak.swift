@@ -53,8 +53,6 @@ extension BenchCommand {
     var seconds: Int
     /// From the senders' start to the reading growth is counted from.
     var warmup = 30
-    /// The `revue` executable (this one when nil).
-    var executable: String?
     /// Whether gst-launch's pair runs beside Revue's.
     var withGstLaunch = true
 
@@ -78,8 +76,7 @@ extension BenchCommand {
       do {
         try start(.revue, .receiver) {
           try ChildProcess.revueCommand(
-            ["receive", "--port", "\(revuePort)", "--codec", stream.codec.rawValue, "--duration", "\(backstop)"],
-            executable: executable)
+            ["receive", "--port", "\(revuePort)", "--codec", stream.codec.rawValue, "--duration", "\(backstop)"])
         }
         if withGstLaunch {
           try start(.gstLaunch, .receiver) {
@@ -94,7 +91,7 @@ extension BenchCommand {
               "stream", "--virtual-camera", profile, "--size", "\(stream.width)x\(stream.height)", "--fps", "30",
               "--codec", stream.codec.rawValue, "--bitrate", "\(stream.bitrate)", "--to", "127.0.0.1:\(revuePort)",
               "--duration", "\(backstop)",
-            ], executable: executable)
+            ])
         }
         if withGstLaunch {
           try start(.gstLaunch, .sender) {

@@ -5,7 +5,7 @@ import RevueProcess
 import RevueSDK
 
 extension BenchCommand {
-  /// `revue bench links`: issue 13's loss matrix and outage, each run a ``LinkTrial`` (stamped
+  /// `revue-bench links`: issue 13's loss matrix and outage, each run a ``LinkTrial`` (stamped
   /// frames through a ``LinkEmulator``, judged frame by frame against a reference receiver that
   /// got every packet). Recovery on and off run one after the other for each link, codec and size,
   /// so that machine noise hits both.
@@ -228,7 +228,7 @@ extension BenchCommand {
       return (loss, outage, load)
     }
 
-    /// A trial as the parameters of a bench child (`revue bench --child link-trial …`).
+    /// A trial as the parameters of a bench child (`revue-bench --child link-trial …`).
     static func parameters(_ trial: LinkTrial) -> [String: String] {
       var parameters = [
         "codec": trial.codec.rawValue, "width": "\(trial.width)", "height": "\(trial.height)",
@@ -396,11 +396,11 @@ extension BenchCommand {
     }
   }
 
-  /// Runs `revue bench links`, prints its table as it goes, and writes the reports asked for.
+  /// Runs `revue-bench links`, prints its table as it goes, and writes the reports asked for.
   func links() async throws {
     #if DEBUG
       FileHandle.standardError.write(
-        Data("revue bench links: this is a debug build; build with -c release for the numbers in docs\n".utf8))
+        Data("revue-bench links: this is a debug build; build with -c release for the numbers in docs\n".utf8))
     #endif
     let started = ContinuousClock.now
     var links = Links()
@@ -435,7 +435,7 @@ extension BenchCommand {
 
   /// The command that makes the report at `path`.
   func linksCommand(_ path: String) -> String {
-    "swift build -c release && .build/release/revue bench links" + (frames.map { " --frames \($0)" } ?? "")
+    "swift build -c release && .build/release/revue-bench links" + (frames.map { " --frames \($0)" } ?? "")
       + " --markdown \(path)"
   }
 }

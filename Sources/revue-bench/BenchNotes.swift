@@ -59,7 +59,7 @@ extension BenchCommand {
       pipelines `videotestsrc num-buffers=1 pattern=smpte ! imagefreeze is-live=true ! …`, the same
       frame repeated. N doubles from 4 until a count fails, then is bisected; a count passes when
       every sender keeps ≥ 28.5 fps (95 % of 30) on the wire for 3 s.
-    - **Soak** (run only when named: `revue bench soak [--minutes N]`, 10 minutes by default):
+    - **Soak** (run only when named: `revue-bench soak [--minutes N]`, 10 minutes by default):
       Revue's pair is the commands a node runs, `revue stream --virtual-camera csi-camera-module
       --size 1280x720 --codec vp8 --bitrate 1500000` to `revue receive` on loopback; gst-launch's
       pair, the send and receive pipelines of the *send* and *receive* rows, runs beside it at the
