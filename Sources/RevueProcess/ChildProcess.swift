@@ -73,7 +73,7 @@ public final class ChildProcess: Sendable {
     /// reaped (a wait that gave up on it).
     public var status: Int32
     /// Whether it was asked to stop (``terminate()``, ``stop()``, a deadline, a cancelled wait)
-    /// before it ended.
+    /// while it ran: how it ended is then no failure of its own.
     public var wasStopped: Bool
     /// Whether the deadline of ``wait(stoppingAfter:)`` stopped it.
     public var timedOut: Bool
@@ -181,11 +181,10 @@ public final class ChildProcess: Sendable {
       posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
       let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
       defer { argv.forEach { free($0) } }
-      let envp = Self.environment(changedBy: environment).map { $0.map { strdup($0) } + [nil] }
-      defer { envp?.forEach { free($0) } }
+      let envp = Self.environment(changedBy: environment).map { strdup($0) } + [nil]
+      defer { envp.forEach { free($0) } }
       started = monotonicNanoseconds()
-      if let envp { return posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp) }
-      return posix_spawn(&pid, executable.path, &actions, &attributes, argv, environ)
+      return posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
     }
     for end in [inputPipe[0], outputPipe[1], errorPipe[1]] where end >= 0 { close(end) }
     guard result == 0 else {
@@ -236,9 +235,9 @@ public final class ChildProcess: Sendable {
   }
 
   /// This process's environment (`environ`, as `setenv` left it) with `changes` laid over it,
-  /// as `KEY=VALUE` strings; nil when there are none (the child takes `environ` itself).
-  private static func environment(changedBy changes: [String: String?]) -> [String]? {
-    guard !changes.isEmpty else { return nil }
+  /// as `KEY=VALUE` strings. A copy, never `environ` itself: a `setenv` on another thread may
+  /// move that array while `posix_spawn` reads it.
+  private static func environment(changedBy changes: [String: String?]) -> [String] {
     var variables: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {
@@ -286,7 +285,7 @@ public final class ChildProcess: Sendable {
   /// standard input if it is a pipe, sends it ``Stopping/signal``, and kills it if it has not
   /// exited ``Stopping/grace`` seconds later (this object lives until then).
   public func terminate() {
-    shared.update { $0.wasStopped = true }
+    shared.update { if !$0.exited { $0.wasStopped = true } }
     closeInput()
     shared.send(stopping.signal, to: pid)
     Task { [self] in

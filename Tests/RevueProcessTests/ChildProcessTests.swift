@@ -20,12 +20,12 @@ import Testing
     #expect(quiet.status == 0 && quiet.succeeded && quiet.output.isEmpty && quiet.error == "err\n")
   }
 
+  /// `PATH` is set in every process, `GST_TRACERS` in every test process (``TestEnvironment``);
+  /// the bench takes it away from the `revue` it measures.
   @Test func theEnvironmentIsThisProcesssWithTheChangesLaidOver() async throws {
-    setenv("REVUE_PROCESS_KEPT", "kept", 1)
-    setenv("REVUE_PROCESS_REMOVED", "removed", 1)
     let exit = try await ChildProcess.run(
-      Self.shell, ["-c", "echo $REVUE_PROCESS_KEPT ${REVUE_PROCESS_REMOVED-unset} $REVUE_PROCESS_ADDED"],
-      environment: ["REVUE_PROCESS_REMOVED": nil, "REVUE_PROCESS_ADDED": "added"], within: 10)
+      Self.shell, ["-c", "echo ${PATH:+kept} ${GST_TRACERS-unset} $REVUE_PROCESS_ADDED"],
+      environment: ["GST_TRACERS": nil, "REVUE_PROCESS_ADDED": "added"], within: 10)
     #expect(exit.output == "kept unset added\n")
   }
 
@@ -49,10 +49,16 @@ import Testing
     #expect(child.cpuSeconds == nil && child.reading == nil, "nothing is read of a pid that is no longer its")
     let quitter = try ChildProcess(Self.shell, ["-c", "echo bye"])
     #expect(await quitter.wait(within: 10, until: { $0.output.contains("never") }) == .ended)
+    // Stopping one that has ended leaves its own failure a failure.
+    let failed = try ChildProcess(Self.shell, ["-c", "exit 4"])
+    _ = try await failed.exit(within: 10)
+    let stopped = await failed.stop()
+    #expect(stopped.status == 4 && !stopped.wasStopped && !stopped.succeeded)
   }
 
   @Test func aDeadlineStopsItWithItsSignalThenSIGKILL() async throws {
     let child = try ChildProcess(Self.shell, ["-c", "exec sleep 60"])
+    // waits-on-purpose: the deadlines are what is tested.
     let exit = await child.wait(stoppingAfter: 0.2)
     #expect(exit.timedOut && exit.wasStopped && exit.status == 128 + SIGTERM)
     // One that ignores the signal is killed after the grace.
@@ -76,6 +82,7 @@ import Testing
   @Test func noChildOutlivesItsOwner() async throws {
     var child: ChildProcess? = try ChildProcess(Self.shell, ["-c", "exec sleep 60"])
     let watcher = try Self.ended(child!.pid)
+    // waits-on-purpose: a watcher that ended at once would prove nothing.
     #expect(await watcher.wait(within: 0.2, until: { _ in false }) == .timedOut, "the watcher waits while it runs")
     child = nil
     _ = try await watcher.exit(within: 10)
