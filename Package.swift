@@ -44,7 +44,7 @@ let package = Package(
       name: "RevueSDK", dependencies: ["GStreamer", "CV4L2"],
       resources: [.copy("Resources/Cameras"), .copy("Resources/Pipelines")]),
     // Tools to try Revue on bad links: a link emulator and stamped frames judged at the receiver
-    // (used by `revue link`, `revue bench` and the tests).
+    // (used by `revue link`, `revue-bench` and the tests).
     .target(name: "RevueLab", dependencies: ["RevueSDK"]),
     // VideoSDK's names (seed 002) over RevueSDK: custom camera, microphone and screen share tracks.
     .target(name: "RevueVideoSDK", dependencies: ["RevueSDK"]),
@@ -52,12 +52,24 @@ let package = Package(
     .target(name: "RevueSora", dependencies: ["RevueSDK"]),
     // LiveKit's names (seed 004) that RevueSDK spells differently: VideoFrame processors, ValueOrAbsent, device types.
     .target(name: "RevueLiveKit", dependencies: ["RevueSDK"]),
-    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab"]),
+    // What the two programs, `revue` and `revue-bench`, share: parsing their command lines and
+    // reporting their errors, the monotonic clock, blocking work on a thread of its own.
+    .target(name: "RevueCommandLine"),
+    // The one runner of child processes, for the bench and the tests: output read as it comes,
+    // deadlines, and no child left behind.
+    .target(name: "RevueProcess"),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueCommandLine"]),
+    // The benchmark (docs/benchmarks.md): the SDK measured against gst-launch-1.0, each side a
+    // child process of its own (the Revue side is `revue-bench --child …`; the soak runs `revue`).
+    .executableTarget(
+      name: "revue-bench", dependencies: ["RevueSDK", "RevueLab", "RevueProcess", "RevueCommandLine"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),
     .executableTarget(name: "revue-fuzz", dependencies: ["RevueFuzzTargets"], path: "Fuzz/Main"),
-    .target(name: "RevueTestSupport", dependencies: ["GStreamer", "RevueTSanSupport"], path: "Tests/RevueTestSupport"),
+    .target(
+      name: "RevueTestSupport", dependencies: ["GStreamer", "RevueProcess", "RevueTSanSupport"],
+      path: "Tests/RevueTestSupport"),
     // Virtual cameras and a frame-awaiting renderer for the tests of the SDK and of its faces.
     .target(
       name: "RevueSDKTestSupport", dependencies: ["RevueSDK", "RevueTestSupport"], path: "Tests/RevueSDKTestSupport"),
@@ -69,7 +81,16 @@ let package = Package(
     .testTarget(
       name: "RevueSDKTests",
       dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport", "GStreamerCheck"]),
-    .testTarget(name: "RevueCLITests", dependencies: ["revue", "RevueSDK", "RevueLab", "RevueTestSupport"]),
+    // The process runner's own: output, status, environment, deadlines, no child left behind.
+    .testTarget(name: "RevueProcessTests", dependencies: ["RevueProcess", "RevueTestSupport"]),
+    // The bench's: its command line, its scenarios and trials, a smoke run, the soak.
+    .testTarget(
+      name: "RevueBenchTests",
+      dependencies: ["revue-bench", "RevueCommandLine", "RevueSDK", "RevueLab", "RevueProcess", "RevueTestSupport"]),
+    // RevueLab's own: the link emulator, stamped frames, the probe and the judge.
+    .testTarget(name: "RevueLabTests", dependencies: ["RevueLab", "RevueSDK", "GStreamer", "RevueTestSupport"]),
+    .testTarget(
+      name: "RevueCLITests", dependencies: ["revue", "RevueCommandLine", "RevueSDK", "RevueLab", "RevueTestSupport"]),
     .testTarget(
       name: "RevueVideoSDKTests",
       dependencies: ["RevueVideoSDK", "RevueSDK", "RevueTestSupport", "RevueSDKTestSupport"]),

@@ -2,7 +2,7 @@
 # Runs the tests under a sanitizer (docs/sanitizers.md).
 #
 #   scripts/sanitizers.sh address [swift test options...]   AddressSanitizer + LeakSanitizer, every test
-#   scripts/sanitizers.sh thread [swift test options...]    ThreadSanitizer, every test but the CLI's end to end
+#   scripts/sanitizers.sh thread [swift test options...]    ThreadSanitizer, every test but the CLI's and the bench's end to end
 #
 # Each sanitizer builds into a folder of its own (.build/asan, .build/tsan), so the plain build
 # stays as it is. Suppressions, each with its reason, are in scripts/sanitizers/{lsan,tsan}.supp.
@@ -27,9 +27,9 @@ case "$sanitizer" in
     exec swift test --sanitize=address --build-path .build/asan --no-parallel "$@"
     ;;
   thread)
-    # Every test but the CLI's end-to-end ones, whose `revue` processes lack the test binary's
-    # Mutex annotations (docs/sanitizers.md).
-    filter=(--filter 'RevueSDKTests|GStreamerTests|FuzzTests|CommandParsingTests|StreamOptionsTests')
+    # Every test but the end-to-end ones of the CLI and the bench, whose `revue` and `revue-bench`
+    # processes lack the test binary's Mutex annotations (docs/sanitizers.md).
+    filter=(--filter 'RevueSDKTests|RevueLabTests|RevueProcessTests|GStreamerTests|FuzzTests|CommandParsingTests|StreamOptionsTests|BenchParsingTests')
     # GLib's slice allocator hands a freed GstBuffer's memory to the next buffer, on another
     # thread, through its own uninstrumented lock; with malloc, ThreadSanitizer sees each as new.
     export G_SLICE=always-malloc

@@ -2,7 +2,7 @@ import Foundation
 import RevueSDK
 
 /// One run of stamped frames through a bad link, judged frame by frame: the measurement behind
-/// Revue's loss-recovery tests and `revue bench links`.
+/// Revue's loss-recovery tests and `revue-bench links`.
 ///
 /// A buffer track publishes ``StampedFrameSource`` frames at 30 fps through a ``LinkEmulator``
 /// to a receiver; the emulator's tap copies every packet the sender sent, unimpaired, to a

@@ -5,4 +5,5 @@
 ///   runs repeat.
 /// - Stamped frames: a frame number carried in the pixels, so that a receiver can tell which
 ///   frame it shows and whether it is intact.
+/// - ``FrameCounter``: a renderer that counts frames and tells when the first and the last came.
 public enum RevueLab {}

@@ -1,18 +1,11 @@
-/// A command line that does not parse: what is wrong, in one line.
-struct UsageError: Error, CustomStringConvertible, Equatable {
-  var description: String
-}
+import RevueCommandLine
 
 /// A parsed `revue` command line.
-enum Command: Equatable {
+enum Command: Equatable, ProgramCommand {
+  static let programName = "revue"
+
   /// `revue check [--json]`: GStreamer's version, the elements the node uses, and a test pipeline.
   case check(json: Bool)
-  /// `revue bench [SCENARIO ...] [--frames N] [--runs N] [--minutes N] [--json FILE] [--markdown FILE]`: measured
-  /// against gst-launch; `frames` nil gives each scenario its own default, `minutes` nil the soak's 10.
-  case bench(scenarios: [String], frames: Int?, runs: Int, json: String?, markdown: String? = nil, minutes: Int? = nil)
-  /// `revue bench --child KIND KEY=VALUE …` (not in the help): the Revue side of a bench scenario,
-  /// run by `revue bench` in a process of its own.
-  case benchChild([String])
   /// `revue devices [--json]`: cameras and microphones with their formats.
   case devices(json: Bool)
   /// `revue stream …`: a camera published over RTP.
@@ -37,26 +30,6 @@ enum Command: Equatable {
     commands:
       check [--json]   report GStreamer's version and the plugins the node uses, present or missing,
                        and run a test pipeline (test pattern, VP8 encode and decode)
-      bench [SCENARIO ...] [--frames N] [--runs N] [--minutes N] [--json FILE] [--markdown FILE]
-                       measure the SDK against the same GStreamer elements run by gst-launch-1.0
-                       (build with -c release; all scenarios but soak take about 7 minutes); scenarios:
-                       capture-nv12 capture-bgra capture-rotate90 publish-nv12 publish-bgra
-                       send-vp8-720p send-h264-720p send-vp8-480p send-h264-480p
-                       send-vp8-720p-mjpeg send-h264-720p-mjpeg
-                       receive-vp8-720p receive-h264-720p receive-vp8-480p receive-h264-480p
-                       latency-vp8-720p latency-h264-720p startup-vp8-720p startup-h264-720p
-                       scale-vp8-480p render-1080p (a VideoView window; on an Xvfb of its own with
-                       no display)
-                       soak (run only when named: revue stream and revue receive of 720p VP8
-                       beside gst-launch's pair, memory, threads and file descriptors after a
-                       30 s warm-up)
-                       links (run only when named, and alone: loss 0, 5% and 10% both ways at 30 ± 10 ms
-                       × VP8, H.264 × 640x480, 1280x720 × recovery nack, off (and FEC at 640x480),
-                       then a 5 s outage; frames intact and longest freeze judged against a lossless
-                       reference receiver; about 6 minutes; --markdown writes docs/loss-recovery.md)
-                       --frames N: frames per run (default: 300 capture, 90 send/receive, 240 latency,
-                       300 each links trial)
-                       --minutes N: how long the soak runs (default: 10)
       devices [--json] list the cameras and microphones with their formats (set
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern|--screen] [--size WxH] [--fps N]
@@ -142,8 +115,6 @@ enum Command: Equatable {
         }
       }
       return .check(json: json)
-    case "bench":
-      return try parseBench(options)
     case "stream":
       guard let options = try StreamOptions.parse(options) else { return .help }
       return .stream(options)
@@ -185,51 +156,6 @@ enum Command: Equatable {
     }
   }
 
-  private static func parseBench(_ options: [String]) throws(UsageError) -> Command {
-    if options.first == "--child" { return .benchChild(Array(options.dropFirst())) }
-    var scenarios: [String] = []
-    var frames: Int?
-    var runs = 3
-    var json: String?
-    var markdown: String?
-    var minutes: Int?
-    var index = 0
-    func value(_ option: String) throws(UsageError) -> String {
-      index += 1
-      guard index < options.count else { throw UsageError(description: "bench: \(option) needs a value") }
-      return options[index]
-    }
-    func count(_ option: String) throws(UsageError) -> Int {
-      let text = try value(option)
-      guard let number = Int(text), number > 0 else {
-        throw UsageError(description: "bench: \(option) takes a whole number above 0, not '\(text)'")
-      }
-      return number
-    }
-    while index < options.count {
-      let option = options[index]
-      switch option {
-      case "--frames": frames = try count(option)
-      case "--runs": runs = try count(option)
-      case "--minutes": minutes = try count(option)
-      case "--json": json = try value(option)
-      case "--markdown": markdown = try value(option)
-      case "--help", "-h": return .help
-      default:
-        guard BenchCommand.Scenario(rawValue: option) != nil else {
-          let known = BenchCommand.Scenario.allCases.map(\.rawValue).joined(separator: ", ")
-          throw UsageError(description: "bench: unknown scenario '\(option)' (known: \(known))")
-        }
-        scenarios.append(option)
-      }
-      index += 1
-    }
-    if scenarios.contains("links") && scenarios.count > 1 {
-      throw UsageError(description: "bench: links runs alone (its report is not an A/B table)")
-    }
-    return .bench(scenarios: scenarios, frames: frames, runs: runs, json: json, markdown: markdown, minutes: minutes)
-  }
-
   /// Runs the command.
   func run() async throws {
     switch self {
@@ -242,12 +168,6 @@ enum Command: Equatable {
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
     case .link(let options): try await LinkCommand(options: options).run()
-    case .benchChild(let arguments): try await BenchChild(arguments: arguments).run()
-    case .bench(let scenarios, let frames, let runs, let json, let markdown, let minutes):
-      try await BenchCommand(
-        scenarios: scenarios.compactMap(BenchCommand.Scenario.init(rawValue:)), frames: frames, runs: runs,
-        jsonPath: json, markdownPath: markdown, minutes: minutes
-      ).run()
     }
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
-import RevueLab
+import RevueCommandLine
+import RevueProcess
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -24,122 +25,35 @@ import Testing
 
   @Test(.tier(.unit)) func unknownCommandOrOptionIsAUsageError() {
     #expect(throws: UsageError(description: "unknown command 'fly'")) { try Command.parse(["fly"]) }
+    // The bench is a program of its own, revue-bench: the node neither runs nor mentions it.
+    #expect(throws: UsageError(description: "unknown command 'bench'")) { try Command.parse(["bench"]) }
+    #expect(throws: UsageError(description: "unknown command 'bench'")) {
+      try Command.parse(["bench", "--child", "send", "codec=vp8"])
+    }
+    #expect(!Command.usage.contains("bench") && !Command.usage.contains("--child"))
     #expect(throws: UsageError(description: "check: unknown option '--fast'")) {
       try Command.parse(["check", "--fast"])
     }
   }
 
-  @Test(.tier(.unit)) func benchOptions() throws {
-    #expect(try Command.parse(["bench"]) == .bench(scenarios: [], frames: nil, runs: 3, json: nil))
-    #expect(
-      try Command.parse(["bench", "--markdown", "docs/benchmarks.md"])
-        == .bench(scenarios: [], frames: nil, runs: 3, json: nil, markdown: "docs/benchmarks.md"))
-    #expect(
-      try Command.parse(["bench", "latency-vp8-720p", "scale-vp8-480p", "send-h264-720p-mjpeg"])
-        == .bench(
-          scenarios: ["latency-vp8-720p", "scale-vp8-480p", "send-h264-720p-mjpeg"], frames: nil, runs: 3, json: nil))
-    #expect(
-      try Command.parse(["bench", "capture-bgra", "--frames", "10", "--runs", "1", "--json", "out.json"])
-        == .bench(scenarios: ["capture-bgra"], frames: 10, runs: 1, json: "out.json"))
-    #expect(
-      try Command.parse(["bench", "soak", "--minutes", "2"])
-        == .bench(scenarios: ["soak"], frames: nil, runs: 3, json: nil, minutes: 2))
-    #expect(!BenchCommand.Scenario.standard.contains(.soak), "a bench without names does not take 10 more minutes")
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "--minutes", "0"]) }
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames", "0"]) }
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "--frames"]) }
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "warp"]) }
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "camera-mjpeg"]) }
-  }
-
-  @Test(.tier(.unit)) func benchLinksIsNamedAloneAndListsIssue13sMatrix() throws {
-    #expect(
-      try Command.parse(["bench", "links", "--markdown", "docs/loss-recovery.md"])
-        == .bench(scenarios: ["links"], frames: nil, runs: 3, json: nil, markdown: "docs/loss-recovery.md"))
-    #expect(
-      try Command.parse(["bench", "links", "--frames", "120"])
-        == .bench(scenarios: ["links"], frames: 120, runs: 3, json: nil))
-    #expect(!BenchCommand.Scenario.standard.contains(.links), "a bench without names does not run the links")
-    #expect(throws: UsageError(description: "bench: links runs alone (its report is not an A/B table)")) {
-      try Command.parse(["bench", "links", "capture-nv12"])
-    }
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "soak", "links"]) }
-    #expect(throws: UsageError.self) { try Command.parse(["bench", "link"]) }
-    #expect(Command.usage.contains("links (run only when named"))
-
-    // Loss {0, 5%, 10%} × codec × size × recovery {nack, off}, and FEC at 640×480 through loss;
-    // then the outage.
-    let links = BenchCommand.Links()
-    let trials = links.lossTrials
-    #expect(trials.count == 3 * 2 * 2 * 2 + 2 * 2 * 2)
-    #expect(Set(trials.map(\.link.loss)) == [0, 0.05, 0.10])
-    #expect(trials.allSatisfy { $0.frames == 300 && $0.outage == nil && $0.link.delay == .milliseconds(30) })
-    #expect(trials.allSatisfy { $0.link.jitter == .milliseconds(10) })
-    for codec in [VideoCodec.vp8, .h264] {
-      for (width, height) in [(640, 480), (1280, 720)] {
-        for recovery in [LossRecovery.nack, []] {
-          #expect(
-            trials.filter { $0.codec == codec && $0.width == width && $0.height == height && $0.recovery == recovery }
-              .count == 3, "\(codec) \(width)x\(height) \(recovery)")
-        }
-      }
-    }
-    #expect(trials.filter { $0.recovery.contains(.fec) }.allSatisfy { $0.width == 640 && $0.link.loss > 0 })
-    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.05 }!)! == (0.98, .milliseconds(200)))
-    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.10 }!)! == (0.95, .milliseconds(500)))
-    #expect(BenchCommand.Links.target(trials.first { $0.recovery.isEmpty }!) == nil)
-    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0 }!) == nil, "the issue sets none there")
-    // A trial goes to its child process and back unchanged.
-    for trial in trials + links.outageTrials {
-      #expect(try BenchCommand.Links.trial(BenchCommand.Links.parameters(trial)) == trial)
-    }
-    let outages = links.outageTrials
-    #expect(outages.count == 4)
-    #expect(outages.allSatisfy { $0.outage == .seconds(5) && $0.width == 640 && $0.link.loss == 0 })
-    #expect(Set(outages.map { LinkTrial.name(of: $0.recovery) }) == ["nack", "off"])
-    // The outage ends 8 s in; the trial runs 5 s past it.
-    #expect(outages.allSatisfy { $0.frames >= LinkTrial.outageFrame + 150 + 150 })
-  }
-
-  @Test(.tier(.pipeline)) func benchChildIsHiddenAndTakesItsArguments() throws {
-    #expect(
-      try Command.parse(["bench", "--child", "send", "codec=vp8", "port=20000"])
-        == .benchChild(["send", "codec=vp8", "port=20000"]))
-    #expect(!Command.usage.contains("--child"))
-    let child = BenchChild(arguments: ["send", "codec=vp8", "port=20000", "source=mjpeg"])
-    #expect(child.kind == "send")
-    #expect(child.parameters == ["codec": "vp8", "port": "20000", "source": "mjpeg"])
-    for source in [BenchStream.Source.camera, .mjpegCamera, .pushedNV12, .pushedBGRA] {
-      let stream = BenchStream(codec: .h264, width: 1280, height: 720, source: source)
-      #expect(try BenchStream(parameters: stream.parameters) == stream)
-    }
-    #expect(throws: RevueError.self) { try BenchStream(parameters: child.parameters) }
-    #expect(throws: RevueError.self) {
-      try BenchStream(parameters: ["codec": "vp8", "width": "640", "height": "480", "source": "tape"])
-    }
-  }
-
   @Test(.tier(.pipeline)) func exitCodes() async {
-    #expect(await RevueCommand.run(["fly"]) == .usage)
-    #expect(await RevueCommand.run(["help"]) == .success)
+    #expect(await Command.run(["fly"]) == .usage)
+    #expect(await Command.run(["help"]) == .success)
   }
 }
 
 /// Runs the built `revue` executable, as a user would.
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RevueExecutableTests {
   /// The `revue` binary that `swift build` put beside the test binary.
-  static var executable: URL {
-    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-      .appendingPathComponent("revue")
-  }
+  static var executable: URL { ChildProcess.executable(named: "revue") }
 
   /// Runs `revue` with `arguments` to its end; a run that takes more than `seconds` is ended and
   /// fails, quoting its standard error.
   static func run(
-    _ arguments: [String], environment: [String: String] = [:], within seconds: Double = 45,
+    _ arguments: [String], environment: [String: String?] = [:], within seconds: Double = 45,
     sourceLocation: SourceLocation = #_sourceLocation
-  ) async throws -> Subprocess.Exit {
-    try await Subprocess.run(
+  ) async throws -> ChildProcess.Exit {
+    try await ChildProcess.run(
       executable, arguments, environment: environment, within: seconds, sourceLocation: sourceLocation)
   }
 
@@ -166,26 +80,14 @@ import Testing
     if camera["virtual"] as? Bool == true { #expect(result.error.contains("using the virtual camera")) }
   }
 
-  @Test(.tier(.pipeline)) func benchSmokeRun() async throws {
-    let report = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "bench-\(UInt32.random(in: 0..<UInt32.max)).md")
-    defer { try? FileManager.default.removeItem(at: report) }
-    let result = try await Self.run([
-      "bench", "capture-nv12", "--frames", "20", "--runs", "1", "--markdown", report.path,
-    ])
-    #expect(result.status == 0, "\(result.error)")
-    let copied = result.output.split(separator: "\n").first { $0.contains("bytes copied per frame") }
-    #expect(copied?.contains("[0: met]") == true, "\(result.output)")
-    let table = try String(contentsOf: report, encoding: .utf8)
-    #expect(table.contains("| scenario | measure | Revue | gst-launch | ratio | unit | target |"))
-    #expect(table.contains("| bytes copied per frame | 0 | — | — |"))
-    #expect(table.contains("Machine: "))
-  }
-
   @Test(.tier(.pipeline)) func usageErrorExitsWithTwoAndOneLine() async throws {
     let result = try await Self.run(["fly"])
     #expect(result.status == 2)
     #expect(result.error.hasPrefix("revue: unknown command 'fly'\n"))
+    let bench = try await Self.run(["bench", "capture-nv12"])
+    #expect(bench.status == 2 && bench.error.hasPrefix("revue: unknown command 'bench'\nusage: revue <command>"))
+    let help = try await Self.run(["help"])
+    #expect(help.status == 0 && help.output.hasPrefix("usage: revue <command>") && !help.output.contains("bench"))
   }
 
   @Test(.tier(.pipeline)) func devicesListsEveryVirtualProfileWithItsFormats() async throws {
@@ -229,7 +131,7 @@ import Testing
     defer { try? FileManager.default.removeItem(at: snapshot) }
     // The receiver listens before the sender starts (it says so), so the sender's first frames,
     // its keyframe among them, reach it; without 20 frames it gives up after 20 s.
-    let receiver = try Subprocess(
+    let receiver = try ChildProcess(
       Self.executable,
       ["receive", "--port", "\(port)", "--frames", "20", "--duration", "20", "--snapshot", snapshot.path])
     try await receiver.waitForError(containing: "revue: receiving", within: 30)

@@ -1,5 +1,6 @@
 import Foundation
 import RevueLab
+import RevueProcess
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -27,9 +28,9 @@ import Testing
     let port = FreePorts.rtp()
     let key = try SRTPKey.random()
     let keyOptions = srtp ? ["--srtp-key", key.base64] : []
-    let receiver = try Subprocess(
+    let receiver = try ChildProcess(
       RevueExecutableTests.executable, ["receive", "--port", "\(port)", "--duration", "90", "--json"] + keyOptions)
-    let sender = try Subprocess(
+    let sender = try ChildProcess(
       RevueExecutableTests.executable,
       ["stream", "--test-pattern", "--size", "320x240", "--to", "127.0.0.1:\(port)", "--duration", "90"] + keyOptions)
     defer { Task { await sender.stop() } }
@@ -43,7 +44,7 @@ import Testing
     for half in 1...halves {
       let part = try await traffic.send(port: port, perSecond: 5000, for: .milliseconds(500))
       (sent.rtp, sent.rtcp) = (sent.rtp + part.rtp, sent.rtcp + part.rtcp)
-      let kib = try #require(receiver.residentMemory, "the receiver ended")
+      let kib = try #require(receiver.reading?.resident, "the receiver ended")
       let frames = Self.framesDecoded(try await receiver.waitForOutput(within: 5, for: "its statistics") { _ in true })
       readings.append((Double(half) / 2, kib, frames))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueTestSupport
 import Testing
 
@@ -34,10 +35,10 @@ import Testing
     let janus = try await Janus.start()
     let port = FreePorts.rtp()
     var viewers: [JanusViewer] = []
-    var stream: Subprocess?
+    var stream: ChildProcess?
     do {
       try await janus.attach("janus.plugin.streaming").createVideoMountpoint(id: 1, port: port, codec: "vp8")
-      let node = try Subprocess(
+      let node = try ChildProcess(
         RevueExecutableTests.executable,
         [
           "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--to", "127.0.0.1:\(port)",

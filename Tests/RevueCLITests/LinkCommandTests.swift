@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueLab
+import RevueProcess
 import RevueTestSupport
 import Testing
 
@@ -87,7 +89,7 @@ import Testing
   @Test func relaysUntilStoppedThenCountsAsJSON() async throws {
     let listen = FreePorts.rtp()
     let destination = FreePorts.rtp()
-    let link = try Subprocess(
+    let link = try ChildProcess(
       RevueExecutableTests.executable,
       [
         "link", "--listen", "\(listen)", "--to", "127.0.0.1:\(destination)", "--duplicate", "100", "--seed", "9",

@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import RevueCommandLine
+import RevueProcess
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -145,7 +147,7 @@ import Testing
   @Test func streamWithANewKeyPlaysInReceiveAndTheKeyIsPrintedOnce() async throws {
     let port = FreePorts.rtp()
     let debug = ["GST_DEBUG": "3"]
-    let sender = try Subprocess(
+    let sender = try ChildProcess(
       RevueExecutableTests.executable,
       ["stream", "--test-pattern", "--size", "640x480", "--srtp", "--to", "127.0.0.1:\(port)", "--duration", "30"],
       environment: debug)

@@ -1,4 +1,6 @@
 import Foundation
+import RevueCommandLine
+import RevueProcess
 import RevueSDK
 import RevueTestSupport
 import Testing
@@ -88,7 +90,7 @@ import Testing
   /// The test pattern served on a free port with a password: ffmpeg with it decodes frames, and
   /// the node says how much it served when stopped.
   @Test(.tier(.interop)) func aPasswordProtectedCameraPlaysInFFmpeg() async throws {
-    let server = try Subprocess(
+    let server = try ChildProcess(
       RevueExecutableTests.executable,
       [
         "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--user", "ann", "--duration", "40",
@@ -101,7 +103,7 @@ import Testing
     let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
     let url = try #require(fields["url"] as? String)
     #expect(url.hasPrefix("rtsp://127.0.0.1:") && url.hasSuffix("/camera"), "\(url)")
-    let played = try await Subprocess.run(
+    let played = try await ChildProcess.run(
       URL(fileURLWithPath: "/usr/bin/ffmpeg"),
       [
         "-hide_banner", "-nostats", "-rtsp_transport", "tcp", "-i",
@@ -120,7 +122,7 @@ import Testing
   @Test(.tier(.interop), arguments: [AudioCodec.opus, .aac]) func theAudioIsAStreamFFmpegDecodes(_ codec: AudioCodec)
     async throws
   {
-    let server = try Subprocess(
+    let server = try ChildProcess(
       RevueExecutableTests.executable,
       [
         "serve", "--rtsp", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--audio", "--audio-codec",
@@ -132,7 +134,7 @@ import Testing
     let line = try #require(status.split(separator: "\n").first)
     let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
     let url = try #require(fields["url"] as? String)
-    let probed = try await Subprocess.run(
+    let probed = try await ChildProcess.run(
       URL(fileURLWithPath: "/usr/bin/ffprobe"),
       [
         "-hide_banner", "-rtsp_transport", "tcp", "-i", url, "-show_entries",
@@ -142,7 +144,7 @@ import Testing
     let streams = probed.output.split(separator: "\n").map(String.init)
     #expect(streams.contains("stream,\(codec.rawValue),audio,48000"), "ffprobe listed \(streams)")
     #expect(streams.contains("stream,h264,video"), "ffprobe listed \(streams)")
-    let decoded = try await Subprocess.run(
+    let decoded = try await ChildProcess.run(
       URL(fileURLWithPath: "/usr/bin/ffmpeg"),
       [
         "-hide_banner", "-nostats", "-rtsp_transport", "tcp", "-i", url, "-map", "0:a", "-t", "3", "-af",

@@ -1,4 +1,5 @@
 import Foundation
+import RevueCommandLine
 import RevueTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueTestSupport
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCommandTests {
   @Test func streamPublishesToAWHIPEndpoint() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start(["--token", "s3cret"])
-    let node = try Subprocess(
+    let node = try ChildProcess(
       RevueExecutableTests.executable,
       [
         "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip",
@@ -28,7 +29,7 @@ import Testing
   /// a little, non-zero, its last line saying why.
   @Test func streamExitsWhenTheEndpointDies() async throws {
     let (endpoint, url) = try await WHIPEndpoint.start()
-    let node = try Subprocess(
+    let node = try ChildProcess(
       RevueExecutableTests.executable,
       ["stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString])
     try await endpoint.waitForOutput(containing: "frames 30", within: 30)

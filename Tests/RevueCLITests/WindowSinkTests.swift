@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueTestSupport
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
   /// keep allocations at exit in code LeakSanitizer cannot name (no frame pointers, modules
   /// unloaded by then), so no suppression can single them out. The views' own tests run in
   /// the test process, with the leak check (docs/sanitizers.md).
-  static func drawing(_ environment: [String: String]) -> [String: String] {
+  static func drawing(_ environment: [String: String?]) -> [String: String?] {
     guard TestEnvironment.sanitizer == "address" else { return environment }
     return environment.merging(["ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0"]) { $1 }
   }
@@ -27,7 +28,7 @@ import Testing
   @Test func withNoDisplayAWindowSinkIsRefusedWithItsLine() async throws {
     let config = try Self.config()
     defer { try? FileManager.default.removeItem(at: config) }
-    let noDisplay = ["DISPLAY": "", "WAYLAND_DISPLAY": ""]
+    let noDisplay: [String: String?] = ["DISPLAY": "", "WAYLAND_DISPLAY": ""]
     for (variables, sink) in [([String](), "autovideosink"), (["-D", "SINK=ximagesink"], "ximagesink")] {
       let exit = try await RevueExecutableTests.run(
         ["run", config.path] + variables, environment: Self.drawing(noDisplay))
@@ -60,14 +61,17 @@ import Testing
   /// received all the same; under Xvfb the window opens and nothing is said.
   @Test func receiveWindowWithAndWithoutADisplay() async throws {
     let display = try await VirtualDisplay()
-    for environment in [["DISPLAY": "", "WAYLAND_DISPLAY": ""], ["DISPLAY": display.display, "WAYLAND_DISPLAY": ""]] {
+    let environments: [[String: String?]] = [
+      ["DISPLAY": "", "WAYLAND_DISPLAY": ""], ["DISPLAY": display.display, "WAYLAND_DISPLAY": ""],
+    ]
+    for environment in environments {
       let port = FreePorts.rtp()
-      let receiver = try Subprocess(
+      let receiver = try ChildProcess(
         RevueExecutableTests.executable,
         ["receive", "--port", "\(port)", "--window", "--frames", "20", "--duration", "30"],
         environment: Self.drawing(environment))
       try await receiver.waitForError(containing: "revue: receiving", within: 20)
-      let sender = try Subprocess(
+      let sender = try ChildProcess(
         RevueExecutableTests.executable,
         ["stream", "--test-pattern", "--size", "320x240", "--to", "127.0.0.1:\(port)", "--duration", "30"])
       let exit = try await receiver.exit(within: 30)

@@ -74,7 +74,7 @@ import Testing
     }
   }
 
-  /// The same outage as `revue bench links` measures it: stamped frames judged against a
+  /// The same outage as `revue-bench links` measures it: stamped frames judged against a
   /// reference receiver, from the link's return to the first intact frame.
   @Test(.tier(.realtime), .wholeProcess) func anOutageTrialHasAnIntactPictureWithinASecondOfTheLink() async throws {
     let trial = LinkTrial(

@@ -9,10 +9,9 @@ import Testing
 /// Issue 13's loss targets, each judged frame by frame against a reference receiver that got
 /// every packet (``LinkTrial``): through 5% random loss both ways with 30 ± 10 ms, at least
 /// 98% of the frames are shown intact and no freeze is longer than 200 ms; through 10%, 95%
-/// and 500 ms. The same runs with recovery off are `revue bench links`'s (they fail these
-/// targets by far). The tests run the short form, at 640×480; the whole matrix (720p too, and
-/// recovery off) is `revue bench links`'s, its figures in docs/loss-recovery.md. These run alone:
-/// two decoders and an encoder fill both cores.
+/// and 500 ms. The tests run the short form, at 640×480; the whole matrix (720p too, and recovery
+/// off, which fails these targets by far) is `revue-bench links`'s, its figures in
+/// docs/loss-recovery.md. These run alone: two decoders and an encoder fill both cores.
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(5))) struct LossRecoveryTests {
   init() { TestEnvironment.prepare() }
 

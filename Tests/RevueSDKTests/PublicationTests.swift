@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import RevueLab
+import RevueProcess
 import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
@@ -11,8 +12,8 @@ import Testing
   init() { TestEnvironment.prepare() }
 
   /// Starts `gst-launch-1.0` with `arguments`.
-  static func gstLaunch(_ arguments: String) throws -> Subprocess {
-    try Subprocess(
+  static func gstLaunch(_ arguments: String) throws -> ChildProcess {
+    try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"), ["-q"] + arguments.split(separator: " ").map(String.init))
   }
 
@@ -20,8 +21,8 @@ import Testing
   /// user can read, starts `player` on it, then the camera; returns what `played` says of the
   /// player.
   static func roomSDPPlays(
-    _ codec: VideoCodec, size: Dimensions, in player: (URL) throws -> Subprocess,
-    played: (Subprocess) async throws -> Bool
+    _ codec: VideoCodec, size: Dimensions, in player: (URL) throws -> ChildProcess,
+    played: (ChildProcess) async throws -> Bool
   ) async throws -> Bool {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let port = FreePorts.rtp()
@@ -46,7 +47,7 @@ import Testing
     async throws
   {
     let played = try await Self.roomSDPPlays(codec, size: .h720_169) { file in
-      try Subprocess(
+      try ChildProcess(
         URL(fileURLWithPath: "/usr/bin/ffmpeg"),
         [
           "-hide_banner", "-loglevel", "fatal", "-protocol_whitelist", "file,udp,rtp", "-i", file.path,
@@ -63,13 +64,13 @@ import Testing
   ///
   /// Debian's VLC is built without live555, and its own SDP reader takes neither RTP/AVPF nor
   /// dynamic payload types: VLC reads the SDP with its FFmpeg demuxer (`--demux avformat`).
-  static func vlc(playing sdp: URL) throws -> Subprocess {
+  static func vlc(playing sdp: URL) throws -> ChildProcess {
     let vlc = ["/usr/bin/cvlc", "-I", "dummy", "-vv", "--vout", "dummy", "--aout", "dummy", "--demux", "avformat"]
     return getuid() == 0
-      ? try Subprocess(
+      ? try ChildProcess(
         URL(fileURLWithPath: "/usr/bin/setpriv"),
         ["--reuid=nobody", "--regid=nogroup", "--clear-groups"] + vlc + [sdp.path])
-      : try Subprocess(URL(fileURLWithPath: vlc[0]), Array(vlc.dropFirst()) + [sdp.path])
+      : try ChildProcess(URL(fileURLWithPath: vlc[0]), Array(vlc.dropFirst()) + [sdp.path])
   }
 
   @Test(.tier(.interop), arguments: [VideoCodec.vp8, .h264]) func vlcPlaysTheRoomSDP(_ codec: VideoCodec) async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueSDKTestSupport
 import RevueTestSupport
 import Testing
@@ -21,9 +22,9 @@ import Testing
 
   /// ffmpeg decoding `frames` frames of `url` over `transport` (its RTP ports, for UDP, taken
   /// from the test's own).
-  static func ffmpeg(_ url: String, transport: String, frames: Int = 30) throws -> Subprocess {
+  static func ffmpeg(_ url: String, transport: String, frames: Int = 30) throws -> ChildProcess {
     let port = FreePorts.rtp(pairs: 2)
-    return try Subprocess(
+    return try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/ffmpeg"),
       [
         "-hide_banner", "-nostats", "-rtsp_transport", transport, "-min_port", "\(port)", "-max_port", "\(port + 3)",
@@ -33,9 +34,9 @@ import Testing
 
   /// ffprobe listing the video packets of `url` over `transport` for `seconds` of media, as CSV
   /// lines `packet,PTS,FLAGS`.
-  static func ffprobe(_ url: String, transport: String, seconds: Int) throws -> Subprocess {
+  static func ffprobe(_ url: String, transport: String, seconds: Int) throws -> ChildProcess {
     let port = FreePorts.rtp(pairs: 2)
-    return try Subprocess(
+    return try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/ffprobe"),
       [
         "-hide_banner", "-rtsp_transport", transport, "-min_port", "\(port)", "-max_port", "\(port + 3)", "-i", url,
@@ -69,7 +70,7 @@ import Testing
       let url = "rtsp://127.0.0.1:\(broadcast.port)/camera"
       let players = try ["tcp", "udp"].map { transport in
         let port = FreePorts.rtp(pairs: 2)
-        return try Subprocess(
+        return try ChildProcess(
           URL(fileURLWithPath: "/usr/bin/ffmpeg"),
           [
             "-hide_banner", "-nostats", "-rtsp_transport", transport, "-min_port", "\(port)", "-max_port",
@@ -174,7 +175,7 @@ import Testing
       let clients = [
         try Self.ffmpeg(url, transport: "tcp"), try Self.ffmpeg(url, transport: "tcp"),
         try Self.ffmpeg(url, transport: "udp"),
-        try Subprocess(
+        try ChildProcess(
           URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"),
           [
             "rtspsrc", "location=\(url)", "protocols=udp", "port-range=\(port)-\(port + 3)", "!", depay, "!",

@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import RevueLab
+import RevueProcess
 import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
@@ -172,7 +173,7 @@ import Testing
       let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-srtp-\(port).sdp")
       try room.sdp.write(to: file, atomically: true, encoding: .utf8)
       defer { try? FileManager.default.removeItem(at: file) }
-      let ffmpeg = try Subprocess(
+      let ffmpeg = try ChildProcess(
         URL(fileURLWithPath: "/usr/bin/ffmpeg"),
         [
           "-hide_banner", "-loglevel", "fatal", "-protocol_whitelist", "file,udp,rtp,srtp", "-i", file.path,

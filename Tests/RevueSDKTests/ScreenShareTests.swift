@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
@@ -30,8 +31,8 @@ import Testing
   }
 
   /// A window filled with red on `display`, as big as its screen.
-  static func redWindow(on display: VirtualDisplay, width: Int, height: Int) throws -> Subprocess {
-    try Subprocess(
+  static func redWindow(on display: VirtualDisplay, width: Int, height: Int) throws -> ChildProcess {
+    try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"),
       [
         "-q", "videotestsrc", "pattern=solid-color", "foreground-color=0xffff0000", "!",

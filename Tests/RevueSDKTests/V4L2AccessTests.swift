@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueTestSupport
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
   @Test func v4l2srcsRefusalIsWhatTheVirtualCamerasPostAndReadsAsAnAccessDenial() async throws {
     let node = FileManager.default.temporaryDirectory.appending(path: "revue-video-\(UUID().uuidString)").path
     // Major 81 is V4L2's; root-only.
-    let made = try await Subprocess.run(
+    let made = try await ChildProcess.run(
       URL(fileURLWithPath: "/usr/bin/mknod"), ["-m", "600", node, "c", "81", "199"], within: 10)
     try #require(made.status == 0, "mknod: \(made.error)")
     defer { unlink(node) }
@@ -36,7 +37,7 @@ import Testing
     let launch = ["/usr/bin/gst-launch-1.0", "v4l2src", "device=\(node)", "num-buffers=1", "!", "fakesink"]
     let command =
       user.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=nogroup", "--clear-groups"] + launch } ?? launch
-    let exit = try await Subprocess.run(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), within: 20)
+    let exit = try await ChildProcess.run(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), within: 20)
     let lines = (exit.output + "\n" + exit.error).split(separator: "\n").map(String.init)
     let marker = "ERROR: from element "
     guard let start = lines.firstIndex(where: { $0.hasPrefix(marker) }),

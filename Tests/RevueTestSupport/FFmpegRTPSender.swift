@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import Testing
 
 /// ffmpeg sending a test picture (`testsrc`, 320x240 at 30 fps) and a 1 kHz sine at an eighth of
@@ -8,7 +9,7 @@ import Testing
 public struct FFmpegRTPSender: Sendable {
   /// The running ffmpeg: stop it at the end of the test (it ends by itself after the time
   /// given, and is killed if the test lets go of it first).
-  public let process: Subprocess
+  public let process: ChildProcess
   /// The SDP ffmpeg wrote.
   public let sdp: String
 
@@ -23,7 +24,7 @@ public struct FFmpegRTPSender: Sendable {
       ? ["-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-pix_fmt", "yuv420p"]
       : ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k"]
     let payloadType = videoPayloadType.map { ["-payload_type", "\($0)"] } ?? []
-    let process = try Subprocess(
+    let process = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/ffmpeg"),
       [
         "-hide_banner", "-loglevel", "error", "-nostdin", "-re", "-t", "\(seconds)", "-f", "lavfi", "-i",

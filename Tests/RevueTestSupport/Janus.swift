@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -16,7 +17,7 @@ import Testing
 public final class Janus: Sendable {
   /// The API's root, `http://127.0.0.1:PORT/janus`.
   public let url: URL
-  private let process: Subprocess
+  private let process: ChildProcess
   private let directory: URL
 
   /// What Janus answered that was not what the test asked for.
@@ -66,7 +67,7 @@ public final class Janus: Sendable {
     for (name, text) in files {
       try text.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
     }
-    let process = try Subprocess(
+    let process = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/janus"),
       ["-F", directory.path, "-C", directory.appendingPathComponent("janus.jcfg").path])
     let janus = Janus(url: URL(string: "http://127.0.0.1:\(port)/janus")!, process: process, directory: directory)
@@ -79,17 +80,17 @@ public final class Janus: Sendable {
     return janus
   }
 
-  private init(url: URL, process: Subprocess, directory: URL) {
+  private init(url: URL, process: ChildProcess, directory: URL) {
     self.url = url
     self.process = process
     self.directory = directory
   }
 
-  /// The CPU time Janus has used so far, in seconds (``Subprocess/cpuSeconds``).
+  /// The CPU time Janus has used so far, in seconds (``ChildProcess/cpuSeconds``).
   public var cpuSeconds: Double? { process.cpuSeconds }
 
   /// Stops Janus (SIGTERM, then SIGKILL) and removes its configuration; returns what it printed.
-  @discardableResult public func stop() async -> Subprocess.Exit {
+  @discardableResult public func stop() async -> ChildProcess.Exit {
     let exit = await process.stop()
     try? FileManager.default.removeItem(at: directory)
     return exit

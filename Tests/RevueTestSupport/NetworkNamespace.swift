@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import Testing
 
 /// A network namespace the test makes for itself, joined to this one by a veth pair on a /30 of
@@ -62,7 +63,7 @@ public final class NetworkNamespace: Sendable {
     try await Self.run("/usr/sbin/tc", ["qdisc", "del", "dev", interface, "root"])
   }
 
-  /// `arguments` run inside the namespace: `ip netns exec NAME arguments…`, for ``Subprocess``.
+  /// `arguments` run inside the namespace: `ip netns exec NAME arguments…`, for ``ChildProcess``.
   public func command(_ arguments: [String]) -> (URL, [String]) {
     (URL(fileURLWithPath: "/usr/sbin/ip"), ["netns", "exec", name] + arguments)
   }
@@ -77,11 +78,17 @@ public final class NetworkNamespace: Sendable {
     try await run("/usr/sbin/ip", arguments)
   }
 
+  /// A command of the namespace's set-up that failed.
+  public struct CommandFailed: Error, CustomStringConvertible {
+    /// The command, its status and its standard error.
+    public var description: String
+  }
+
   /// Runs `program` to its end within 10 s; throws with its standard error when it fails.
   private static func run(_ program: String, _ arguments: [String]) async throws {
-    let exit = try await Subprocess.run(URL(fileURLWithPath: program), arguments, within: 10)
+    let exit = try await ChildProcess.run(URL(fileURLWithPath: program), arguments, within: 10)
     guard exit.status == 0 else {
-      throw Subprocess.SubprocessError(
+      throw NetworkNamespace.CommandFailed(
         description: "`\(program) \(arguments.joined(separator: " "))` failed (\(exit.status)): \(exit.error)")
     }
   }

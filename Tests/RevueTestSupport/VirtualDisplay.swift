@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import Testing
 
 /// An X server of its own for a test (`Xvfb`, installed by `scripts/setup.sh`): no screen, no
@@ -6,12 +7,12 @@ import Testing
 public final class VirtualDisplay: Sendable {
   /// Its `DISPLAY`, such as `:1`.
   public let display: String
-  private let server: Subprocess
+  private let server: ChildProcess
 
   /// Starts `Xvfb` and waits (up to `seconds`) until it takes connections: it prints its
   /// display number then (`-displayfd`).
   public init(width: Int = 1280, height: Int = 720, within seconds: Double = 15) async throws {
-    server = try Subprocess(
+    server = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/Xvfb"),
       ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "\(width)x\(height)x24"])
     let output = try await server.waitForOutput(within: seconds, for: "its display number") { $0.contains("\n") }
@@ -56,7 +57,7 @@ public final class VirtualDisplay: Sendable {
         else { return nil }
         return target.dropFirst("socket:[".count).dropLast()
       }.map(String.init))
-    let listing = try await Subprocess.run(URL(fileURLWithPath: "/bin/ss"), ["-xH"], within: 5).output
+    let listing = try await ChildProcess.run(URL(fileURLWithPath: "/bin/ss"), ["-xH"], within: 5).output
     let path = "/tmp/.X11-unix/X\(number)"
     // `u_str ESTAB 0 0 @/tmp/.X11-unix/X0 1160777 * 1160776`: the server's end, then its peer.
     return listing.split(separator: "\n").count { line in
@@ -73,7 +74,7 @@ public final class VirtualWaylandDisplay: Sendable {
   /// The path of its socket: what a view takes as its display.
   public let socket: String
   private let directory: String
-  private let server: Subprocess
+  private let server: ChildProcess
 
   /// Starts Weston and waits (up to `seconds`) until its shell is loaded, its socket made.
   public init(width: Int = 640, height: Int = 480, within seconds: Double = 15) async throws {
@@ -81,7 +82,7 @@ public final class VirtualWaylandDisplay: Sendable {
     guard let made = mkdtemp(&template) else { throw DeadlineExceeded("cannot make a runtime directory for Weston") }
     directory = String(cString: made)
     socket = directory + "/wayland-revue"
-    server = try Subprocess(
+    server = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/weston"),
       [
         "--backend=headless-backend.so", "--shell=kiosk-shell.so", "--socket=wayland-revue", "--width=\(width)",

@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import Testing
 
 /// The WHIP endpoints of the tests, peers no one on the team wrote: aiortc's
@@ -11,7 +12,7 @@ public enum WHIPEndpoint {
   /// port of 127.0.0.1, or of `namespace`'s address when given (run inside it), within 20 s;
   /// returns it and the URL to publish to.
   public static func start(_ options: [String] = [], in namespace: NetworkNamespace? = nil) async throws -> (
-    endpoint: Subprocess, url: URL
+    endpoint: ChildProcess, url: URL
   ) {
     try await run("whip_endpoint.py", options, path: "/whip/camera", in: namespace)
   }
@@ -21,7 +22,7 @@ public enum WHIPEndpoint {
   /// `bitrate` bits per second on a publisher's video when given (Janus tells publishers so, in
   /// RTCP REMB).
   public static func janusVideoRoom(_ janus: Janus, room: Int, bitrate: Int? = nil) async throws -> (
-    endpoint: Subprocess, url: URL
+    endpoint: ChildProcess, url: URL
   ) {
     try await run(
       "janus_whip.py", [janus.url.absoluteString] + (bitrate.map { ["--bitrate", "\($0)"] } ?? []),
@@ -32,13 +33,13 @@ public enum WHIPEndpoint {
   /// with the URL to redirect to in `arguments`) on a free port of 127.0.0.1; returns it and the
   /// URL to publish to.
   public static func hostile(_ mode: String, _ arguments: [String] = []) async throws -> (
-    endpoint: Subprocess, url: URL
+    endpoint: ChildProcess, url: URL
   ) {
     try await run("hostile_http.py", [mode] + arguments, path: "/whip/camera")
   }
 
   /// Waits until aiortc's endpoint has decoded 50 audio and 30 video frames.
-  public static func waitForAudioAndVideo(_ endpoint: Subprocess) async throws {
+  public static func waitForAudioAndVideo(_ endpoint: ChildProcess) async throws {
     try await endpoint.waitForOutput(within: 20, for: "50 audio and 30 video frames") { output in
       let lines = output.split(separator: "\n")
       return lines.contains { $0.hasPrefix("audio frames 50 ") } && lines.contains { $0.hasPrefix("frames 30 ") }
@@ -47,7 +48,7 @@ public enum WHIPEndpoint {
 
   private static func run(
     _ script: String, _ arguments: [String], path: String, in namespace: NetworkNamespace? = nil
-  ) async throws -> (Subprocess, URL) {
+  ) async throws -> (ChildProcess, URL) {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../Peers/\(script)").standardized
     let port = FreePorts.tcp()
@@ -55,7 +56,7 @@ public enum WHIPEndpoint {
     if let namespace { command += ["--address", namespace.address] }
     let (program, programArguments) =
       namespace?.command(command) ?? (URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
-    let endpoint = try Subprocess(program, programArguments)
+    let endpoint = try ChildProcess(program, programArguments)
     try await endpoint.waitForOutput(containing: "listening", within: 20)
     return (endpoint, URL(string: "whip+http://\(namespace?.address ?? "127.0.0.1"):\(port)\(path)")!)
   }

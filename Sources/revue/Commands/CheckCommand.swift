@@ -1,6 +1,6 @@
 import Foundation
+import RevueLab
 import RevueSDK
-import Synchronization
 
 /// `revue check`: what the node needs from GStreamer, and whether it works on this machine.
 struct CheckCommand {
@@ -118,36 +118,5 @@ struct CameraTest {
         + Double((first - start).components.seconds) * 1000)
     try await capturer.stopCapture()
     return test
-  }
-}
-
-/// Counts frames and tells when the first one and the `until`-th one came.
-final class FrameCounter: VideoRenderer {
-  private let state = Mutex((count: 0, first: ContinuousClock.Instant?.none))
-  private let target: Int
-  private let firstFrame = AsyncStream<ContinuousClock.Instant>.makeStream()
-  private let allFrames = AsyncStream<Void>.makeStream()
-
-  init(until target: Int) { self.target = target }
-
-  var count: Int { state.withLock { $0.count } }
-
-  func render(pixelBuffer: PixelBuffer) {
-    let now = ContinuousClock.now
-    let count = state.withLock { state in
-      state.count += 1
-      return state.count
-    }
-    if count == 1 { firstFrame.continuation.yield(now) }
-    if count == target { allFrames.continuation.yield() }
-  }
-
-  func waitForFirst() async -> ContinuousClock.Instant {
-    for await instant in firstFrame.stream { return instant }
-    return .now
-  }
-
-  func waitForAll() async {
-    for await _ in allFrames.stream { return }
   }
 }

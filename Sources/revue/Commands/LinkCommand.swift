@@ -1,4 +1,5 @@
 import Foundation
+import RevueCommandLine
 import RevueLab
 import RevueSDK
 
@@ -105,7 +106,7 @@ extension OptionReader {
   fileprivate mutating func percent(_ option: String) throws(UsageError) -> Double {
     let text = try value(option)
     guard let number = Double(text), (0...100).contains(number) else {
-      throw UsageError(description: "\(command): \(option) takes a percentage from 0 to 100, not '\(text)'")
+      throw error("\(option) takes a percentage from 0 to 100, not '\(text)'")
     }
     return number / 100
   }
@@ -114,7 +115,7 @@ extension OptionReader {
   fileprivate mutating func milliseconds(_ option: String) throws(UsageError) -> Duration {
     let text = try value(option)
     guard let number = Double(text), number >= 0, number <= 3_600_000 else {
-      throw UsageError(description: "\(command): \(option) takes milliseconds from 0 to 3600000, not '\(text)'")
+      throw error("\(option) takes milliseconds from 0 to 3600000, not '\(text)'")
     }
     return .nanoseconds(Int64(number * 1_000_000))
   }
@@ -123,7 +124,7 @@ extension OptionReader {
   fileprivate mutating func port(_ option: String) throws(UsageError) -> Int {
     let text = try value(option)
     guard let number = Int(text), (1...65_535).contains(number) else {
-      throw UsageError(description: "\(command): \(option) takes a port from 1 to 65535, not '\(text)'")
+      throw error("\(option) takes a port from 1 to 65535, not '\(text)'")
     }
     return number
   }

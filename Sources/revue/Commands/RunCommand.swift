@@ -1,4 +1,5 @@
 import Foundation
+import RevueCommandLine
 import RevueSDK
 
 /// `revue run FILE.pipeline [-D KEY=VALUE ...] [--duration S]`: a gst-launch-style config, checked

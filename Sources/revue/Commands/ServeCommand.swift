@@ -1,4 +1,5 @@
 import Foundation
+import RevueCommandLine
 import RevueSDK
 
 /// `revue serve` options.

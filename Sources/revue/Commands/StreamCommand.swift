@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import RevueCommandLine
 import RevueSDK
 import Synchronization
 

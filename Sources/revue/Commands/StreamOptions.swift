@@ -1,44 +1,14 @@
 import Foundation
+import RevueCommandLine
 import RevueSDK
 
-/// Reads `--option value` pairs of one subcommand, with errors that name the subcommand.
-struct OptionReader {
-  let command: String
-  private let options: [String]
-  private var index = 0
-
-  init(command: String, _ options: [String]) {
-    self.command = command
-    self.options = options
-  }
-
-  /// The next option, or nil at the end.
-  mutating func next() -> String? {
-    guard index < options.count else { return nil }
-    defer { index += 1 }
-    return options[index]
-  }
-
-  /// The value after `option`.
-  mutating func value(_ option: String) throws(UsageError) -> String {
-    guard let value = next() else { throw UsageError(description: "\(command): \(option) needs a value") }
-    return value
-  }
-
-  /// A whole number above 0 after `option`.
-  mutating func count(_ option: String) throws(UsageError) -> Int {
-    let text = try value(option)
-    guard let number = Int(text), number > 0 else {
-      throw UsageError(description: "\(command): \(option) takes a whole number above 0, not '\(text)'")
-    }
-    return number
-  }
-
+/// What the node's commands read beside what every program reads.
+extension OptionReader {
   /// A codec name after `option`.
   mutating func codec(_ option: String) throws(UsageError) -> VideoCodec {
     let text = try value(option)
     guard let codec = VideoCodec(rawValue: text) else {
-      throw UsageError(description: "\(command): \(option) is vp8 or h264, not '\(text)'")
+      throw error("\(option) is vp8 or h264, not '\(text)'")
     }
     return codec
   }
@@ -65,7 +35,6 @@ struct OptionReader {
     }
   }
 
-  func unknown(_ option: String) -> UsageError { UsageError(description: "\(command): unknown option '\(option)'") }
 }
 
 /// A secret option (`--srtp-key`, `--token`, `--password`). On the command line it is readable

@@ -1,5 +1,7 @@
 import Foundation
+import RevueCommandLine
 import RevueLab
+import RevueProcess
 import RevueSDK
 import Synchronization
 
@@ -69,8 +71,7 @@ extension BenchCommand {
         let child =
           side == .revue ? try ChildProcess.revue("idle", [:]) : try ChildProcess.gstLaunch("fakesrc ! fakesink")
         try await Task.sleep(for: .milliseconds(500))
-        child.stop()
-        let exit = await child.wait()
+        let exit = await child.stop()
         guard exit.succeeded else { throw failure(side, exit) }
         memory[side, default: []].append(exit.memory)
       }
@@ -85,7 +86,7 @@ extension BenchCommand {
 
   /// The error for a child that failed.
   private func failure(_ side: Side, _ exit: ChildProcess.Exit) -> RevueError {
-    RevueError(.gstreamer, "the \(side.rawValue) side failed: \(exit.errors.suffix(600))")
+    RevueError(.gstreamer, "the \(side.rawValue) side failed: \(exit.error.suffix(600))")
   }
 
   /// Starts the Revue child of `kind` with the stream's parameters and `extra`.
@@ -108,7 +109,7 @@ extension BenchCommand {
           "rotation": "\(rotation == ._90 ? 90 : 0)",
         ])
       let exit = await child.wait()
-      let results = Dictionary(child.results, uniquingKeysWith: { $1 })
+      let results = Dictionary(exit.results, uniquingKeysWith: { $1 })
       guard exit.succeeded, let fps = results["fps"].flatMap(Double.init),
         let cpu = results["cpu"].flatMap(Double.init),
         let copied = results["copied"].flatMap(Double.init)
@@ -129,7 +130,7 @@ extension BenchCommand {
           "\(source) ! imagefreeze num-buffers=\(frames) ! \(work)fakesink sync=false")
         let exit = await child.wait()
         guard exit.succeeded else { throw failure(side, exit) }
-        runs.append((Double(exit.ended - child.started) / 1e9, exit))
+        runs.append((Double((exit.ended ?? child.started) - child.started) / 1e9, exit))
       }
       let seconds = runs[1].seconds - runs[0].seconds
       if seconds < 0.3 && count < 1000 * frames {
@@ -150,7 +151,7 @@ extension BenchCommand {
   /// Xvfb has not). On `DISPLAY`, or on an Xvfb of the bench's own when there is none.
   private func render(_ side: Side) async throws -> [Metric: Double] {
     let frames = frameCount(.render)
-    let display = try BenchDisplay.start()
+    let display = try await BenchDisplay.start()
     defer { display?.stop() }
     let sink = await BenchDisplay.gstLaunchSink()
     let stream = BenchStream(codec: .vp8, width: 1920, height: 1080)
@@ -165,9 +166,9 @@ extension BenchCommand {
       let exit = await child.wait(stoppingAfter: Double(count) / 30 + 15)
       guard exit.succeeded else { throw failure(side, exit) }
       if side == .revue {
-        let results = Dictionary(child.results, uniquingKeysWith: { $1 })
+        let results = Dictionary(exit.results, uniquingKeysWith: { $1 })
         guard results["shown"] == "true", let bytes = results["copied"].flatMap(Double.init), bytes >= 0 else {
-          throw RevueError(.gstreamer, "the Revue side showed no frame: \(results) \(exit.errors.suffix(600))")
+          throw RevueError(.gstreamer, "the Revue side showed no frame: \(results) \(exit.error.suffix(600))")
         }
         copied = bytes
       }
@@ -195,12 +196,12 @@ extension BenchCommand {
       return exit
     }
     let warm = await sink.waitForFrames(Self.warmup)
-    let (cpuAtWarm, warmSampled) = (child.cpuSecondsNow, monotonicNanoseconds())
+    let (cpuAtWarm, warmSampled) = (child.cpuSeconds, monotonicNanoseconds())
     // The window ends a few frames before the last (both sides get there at full rate), so that
     // neither side's tear-down nor a late end of stream counts.
     let last = await sink.waitForFrames(frames - 5)
-    let (cpuAtLast, sampled) = (child.cpuSecondsNow, monotonicNanoseconds())
-    child.stop()
+    let (cpuAtLast, sampled) = (child.cpuSeconds, monotonicNanoseconds())
+    child.terminate()
     let exit = await ended.value
     guard exit.succeeded else { throw failure(side, exit) }
     guard let warm, let cpuAtWarm, let last, let cpuAtLast, last > warm else {
@@ -211,7 +212,7 @@ extension BenchCommand {
     let fps = Double(sent.count) / (Double(last - warm) / 1e9)
     var metrics = exit.memory.merging([.cpu: cpu, .fps: fps, .cpuPerFrame: cpu / fps * 1e6]) { $1 }
     if side == .revue, stream.source.pushedFormat != nil {
-      guard let copied = child.results.last(where: { $0.key == "copied" }).flatMap({ Double($0.value) }) else {
+      guard let copied = exit.results.last(where: { $0.key == "copied" }).flatMap({ Double($0.value) }) else {
         throw failure(side, exit)
       }
       metrics[.copiedToEncoder] = copied
@@ -230,19 +231,18 @@ extension BenchCommand {
       : try ChildProcess.gstLaunch(
         stream.receive(port: port, sink: "fakesink sync=false silent=false"), verbose: true, output: .collect)
     try await Task.sleep(for: .milliseconds(700))  // the same time for both to start listening
-    let cpuBefore = receiver.cpuSecondsNow
+    let cpuBefore = receiver.cpuSeconds
     let sender = try ChildProcess.gstLaunch("\(stream.source(frames: frames)) ! \(stream.sendTail(port: port))")
     let sent = await sender.wait(stoppingAfter: Double(frames) / 30 + 3)
     guard sent.succeeded else { throw failure(.gstLaunch, sent) }
     try await Task.sleep(for: .milliseconds(300))
-    let cpuAfter = receiver.cpuSecondsNow
-    receiver.stop()
-    let exit = await receiver.wait()
+    let cpuAfter = receiver.cpuSeconds
+    let exit = await receiver.stop()
     guard exit.succeeded, let cpuBefore, let cpuAfter else { throw failure(side, exit) }
     let decoded =
       side == .revue
-      ? receiver.results.last { $0.key == "frames" }.flatMap { Double($0.value) } ?? 0
-      : Double(receiver.output.components(separatedBy: "last-message = chain").count - 1)
+      ? exit.results.last { $0.key == "frames" }.flatMap { Double($0.value) } ?? 0
+      : Double(exit.output.components(separatedBy: "last-message = chain").count - 1)
     return exit.memory.merging([.cpu: (cpuAfter - cpuBefore) / (Double(frames) / 30), .frames: decoded]) { $1 }
   }
 
@@ -255,7 +255,7 @@ extension BenchCommand {
       let child = try revueChild("latency", stream, ["frames": frames, "port": port])
       let exit = await child.wait()
       guard exit.succeeded else { throw failure(side, exit) }
-      for (key, value) in child.results where key == "latency" {
+      for (key, value) in exit.results where key == "latency" {
         let parts = value.split(separator: ":")
         if parts.count == 2, let index = Int(parts[0]), let milliseconds = Double(parts[1]) {
           latencies[index] = milliseconds
@@ -312,8 +312,7 @@ extension BenchCommand {
     sender.closeInput()
     let senderExit = await sender.wait(stoppingAfter: 3)
     try await Task.sleep(for: .milliseconds(500))
-    receiver.stop()
-    let exit = await receiver.wait()
+    let exit = await receiver.stop()
     let arrivals = await reading.value
     guard senderExit.succeeded, exit.succeeded else {
       throw failure(.gstLaunch, senderExit.succeeded ? exit : senderExit)
@@ -336,7 +335,7 @@ extension BenchCommand {
       defer { sink.stop() }
       let child = try revueChild("startup", stream, ["port": sink.port, "receive": receivePort])
       let exit = await child.wait()
-      let results = Dictionary(child.results, uniquingKeysWith: { $1 })
+      let results = Dictionary(exit.results, uniquingKeysWith: { $1 })
       guard exit.succeeded, let published = results["publish"].flatMap(UInt64.init),
         let frame = results["frame"].flatMap(UInt64.init), let first = sink.all[0].first
       else { throw failure(side, exit) }
@@ -366,13 +365,13 @@ extension BenchCommand {
     let ended = Task {
       let exit = await child.wait()
       sink.giveUp()
-      receiver.stop()  // no frame came: the pipe ends
+      receiver.terminate()  // no frame came: the pipe ends
       return exit
     }
     _ = await sink.waitForFrames(1)
     let frame = await firstFrame.value
-    child.stop()
-    receiver.stop()
+    child.terminate()
+    receiver.terminate()
     let (exit, receiverExit) = (await ended.value, await receiver.wait())
     guard exit.succeeded, receiverExit.succeeded, let first = sink.all[0].first, let frame else {
       throw failure(side, exit.succeeded ? receiverExit : exit)
@@ -418,7 +417,7 @@ extension BenchCommand {
     let start = monotonicNanoseconds()
     if warm != nil { try await Task.sleep(for: .seconds(3)) }
     let end = monotonicNanoseconds()
-    for child in children { child.stop() }
+    for child in children { child.terminate() }
     for child in children {
       let exit = await child.wait()
       guard exit.succeeded else { throw failure(side, exit) }
@@ -435,13 +434,8 @@ extension BenchCommand {
 
 extension ChildProcess.Exit {
   /// The child's peak resident and private memory.
-  var memory: [BenchCommand.Metric: Double] { [.rss: maxResidentMiB, .privateMemory: maxPrivateMiB] }
-}
-
-/// Runs `body` on a thread of its own (blocking reads, writes and waits), and returns its result.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-  await withCheckedContinuation { continuation in
-    Thread { continuation.resume(returning: body()) }.start()
+  var memory: [BenchCommand.Metric: Double] {
+    [.rss: Double(peakResidentKiB ?? 0) / 1024, .privateMemory: Double(peakPrivateKiB ?? 0) / 1024]
   }
 }
 

@@ -149,7 +149,7 @@ struct BenchStream: Sendable, Hashable {
   }
 }
 
-/// The scenarios of `revue bench`.
+/// The scenarios of `revue-bench`.
 extension BenchCommand {
   /// What a scenario measures.
   enum Kind: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueSDK
 
 extension BenchCommand {
@@ -52,8 +53,6 @@ extension BenchCommand {
     var seconds: Int
     /// From the senders' start to the reading growth is counted from.
     var warmup = 30
-    /// The `revue` executable (this one when nil).
-    var executable: String?
     /// Whether gst-launch's pair runs beside Revue's.
     var withGstLaunch = true
 
@@ -77,8 +76,7 @@ extension BenchCommand {
       do {
         try start(.revue, .receiver) {
           try ChildProcess.revueCommand(
-            ["receive", "--port", "\(revuePort)", "--codec", stream.codec.rawValue, "--duration", "\(backstop)"],
-            executable: executable)
+            ["receive", "--port", "\(revuePort)", "--codec", stream.codec.rawValue, "--duration", "\(backstop)"])
         }
         if withGstLaunch {
           try start(.gstLaunch, .receiver) {
@@ -93,7 +91,7 @@ extension BenchCommand {
               "stream", "--virtual-camera", profile, "--size", "\(stream.width)x\(stream.height)", "--fps", "30",
               "--codec", stream.codec.rawValue, "--bitrate", "\(stream.bitrate)", "--to", "127.0.0.1:\(revuePort)",
               "--duration", "\(backstop)",
-            ], executable: executable)
+            ])
         }
         if withGstLaunch {
           try start(.gstLaunch, .sender) {
@@ -102,7 +100,7 @@ extension BenchCommand {
           }
         }
       } catch {
-        for (_, _, child) in children { child.stop() }
+        for (_, _, child) in children { child.terminate() }
         for (_, _, child) in children { _ = await child.wait() }
         throw error
       }
@@ -129,21 +127,21 @@ extension BenchCommand {
               }.joined(separator: ", "))
         }
       }
-      for (_, _, child) in children { child.stop() }
+      for (_, _, child) in children { child.terminate() }
       var exits: [ChildProcess.Exit] = []
       for task in ended { exits.append(await task.value) }
       for (index, (side, role, _)) in children.enumerated() where !exits[index].succeeded || gone?.index == index {
         let how =
           gone.flatMap { $0.index == index ? "could not be read after \($0.second) s (ended?)" : nil } ?? "failed"
         throw RevueError(
-          .gstreamer, "soak: the \(side.rawValue) \(role.rawValue) \(how): \(exits[index].errors.suffix(600))")
+          .gstreamer, "soak: the \(side.rawValue) \(role.rawValue) \(how): \(exits[index].error.suffix(600))")
       }
       var result: [Side: [Role: Readings]] = [:]
-      for (index, (side, role, child)) in children.enumerated() {
+      for (index, (side, role, _)) in children.enumerated() {
         let series = readings[index]
         result[side, default: [:]][role] = Readings(
           start: series[0], warm: series[warmup - 1], end: series[seconds - 1],
-          frames: Self.frames(side, role, exits[index].errors, child),
+          frames: Self.frames(side, role, exits[index]),
           residentAfterWarmup: series[(warmup - 1)...].map(\.resident), warmSecond: warmup)
       }
       return result
@@ -151,13 +149,13 @@ extension BenchCommand {
 
     /// The frames a process reports: `revue: sent N frames`, `revue: received N frames`, or
     /// gst-launch's `fakesink` buffers.
-    private static func frames(_ side: Side, _ role: Role, _ errors: String, _ child: ChildProcess) -> Int? {
+    private static func frames(_ side: Side, _ role: Role, _ exit: ChildProcess.Exit) -> Int? {
       switch (side, role) {
-      case (.gstLaunch, .receiver): return child.output.components(separatedBy: "last-message = chain").count - 1
+      case (.gstLaunch, .receiver): return exit.output.components(separatedBy: "last-message = chain").count - 1
       case (.gstLaunch, .sender): return nil
       case (.revue, _):
         let prefix = role == .sender ? "revue: sent " : "revue: received "
-        return errors.split(separator: "\n").last { $0.hasPrefix(prefix) }.flatMap {
+        return exit.error.split(separator: "\n").last { $0.hasPrefix(prefix) }.flatMap {
           Int($0.dropFirst(prefix.count).prefix { $0.isNumber })
         }
       }

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueSDK
 
-/// `revue bench`: the SDK's work measured side by side with the same GStreamer elements driven
+/// `revue-bench`: the SDK's work measured side by side with the same GStreamer elements driven
 /// by `gst-launch-1.0`, in the same run, alternating A/B so that machine noise hits both. Each
 /// side runs in a child process of its own, whose CPU time and peak memory come from `wait4`.
-struct BenchCommand {
+struct BenchCommand: Equatable {
   /// The scenarios to run (all when empty).
   var scenarios: [Scenario]
   /// Frames per run; nil for each scenario's default (``defaultFrames(_:)``).
@@ -46,7 +47,7 @@ struct BenchCommand {
   func run() async throws {
     #if DEBUG
       FileHandle.standardError.write(
-        Data("revue bench: this is a debug build; run `swift run -c release revue bench` for real numbers\n".utf8))
+        Data("revue-bench: this is a debug build; run `swift run -c release revue-bench` for real numbers\n".utf8))
     #endif
     // The links run alone (the parser allows nothing beside them): a report of their own.
     if scenarios == [.links] { return try await links() }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueSDK
 import Synchronization
 

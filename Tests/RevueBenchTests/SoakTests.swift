@@ -3,18 +3,17 @@ import RevueSDK
 import RevueTestSupport
 import Testing
 
-@testable import revue
+@testable import revue_bench
 
 /// Two minutes of `revue stream` to `revue receive` (720p30 VP8 from the virtual camera), run as
-/// `revue bench soak` runs them, each in a process of its own read every second: after the 30 s
+/// `revue-bench soak` runs them, each in a process of its own read every second: after the 30 s
 /// warm-up neither may gain more than 64 KiB of resident memory, a thread or a file descriptor.
 /// Under AddressSanitizer, which judges no memory (below), one minute: 30 s after the warm-up
 /// for threads and descriptors, and CI's whole run stays well under its 30 minutes.
 @Suite(.tier(.realtime, smoke: true), .sharedProcess, .timeLimit(.minutes(4))) struct SoakTests {
   @Test(.wholeProcess) func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
     let soak = BenchCommand.Soak(
-      stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: Self.seconds,
-      executable: RevueExecutableTests.executable.path, withGstLaunch: false)
+      stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: Self.seconds, withGstLaunch: false)
     let processes = try #require(try await soak.run()[.revue])
     for role in BenchCommand.Soak.Role.allCases {
       let process = try #require(processes[role])

@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
 import RevueLab
+import RevueProcess
 import RevueSDK
 
 extension BenchCommand {
-  /// `revue bench links`: issue 13's loss matrix and outage, each run a ``LinkTrial`` (stamped
+  /// `revue-bench links`: issue 13's loss matrix and outage, each run a ``LinkTrial`` (stamped
   /// frames through a ``LinkEmulator``, judged frame by frame against a reference receiver that
   /// got every packet). Recovery on and off run one after the other for each link, codec and size,
   /// so that machine noise hits both.
@@ -227,7 +228,7 @@ extension BenchCommand {
       return (loss, outage, load)
     }
 
-    /// A trial as the parameters of a bench child (`revue bench --child link-trial …`).
+    /// A trial as the parameters of a bench child (`revue-bench --child link-trial …`).
     static func parameters(_ trial: LinkTrial) -> [String: String] {
       var parameters = [
         "codec": trial.codec.rawValue, "width": "\(trial.width)", "height": "\(trial.height)",
@@ -261,20 +262,15 @@ extension BenchCommand {
     static func runChild(_ trial: LinkTrial) async throws -> (Measured?, String?, Double) {
       // Without the Swift runtime's backtracer: a child that aborts (FEC) ends at once, rather than
       // leave a `swift-backtrace` behind that holds its output pipe (seen to hang for minutes).
-      let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-      let arguments = parameters(trial).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-      var environment = ProcessInfo.processInfo.environment
-      environment["SWIFT_BACKTRACE"] = "enable=no"
-      let child = try ChildProcess(
-        [executable, "bench", "--child", "link-trial"] + arguments, output: .collect,
-        environment: environment.map { "\($0.key)=\($0.value)" })
+      let child = try ChildProcess.revue(
+        "link-trial", parameters(trial), environment: ["SWIFT_BACKTRACE": "enable=no"])
       let exit = await child.wait(stoppingAfter: Double(trial.frames) / 30 + 60)
-      let line = child.results.last { $0.key == "measured" }?.value
+      let line = exit.results.last { $0.key == "measured" }?.value
       if exit.succeeded, let line, let measured = try? JSONDecoder().decode(Measured.self, from: Data(line.utf8)) {
         return (measured, nil, exit.cpuSeconds)
       }
-      let errors = exit.errors.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("rror:") }
-      let why = errors.first.map(String.init) ?? String(exit.errors.suffix(300))
+      let errors = exit.error.split(separator: "\n").filter { $0.contains("ERROR") || $0.contains("rror:") }
+      let why = errors.first.map(String.init) ?? String(exit.error.suffix(300))
       return (
         nil, (exit.succeeded ? "ended without a result: " : "the trial's process failed: ") + why, exit.cpuSeconds
       )
@@ -400,11 +396,11 @@ extension BenchCommand {
     }
   }
 
-  /// Runs `revue bench links`, prints its table as it goes, and writes the reports asked for.
+  /// Runs `revue-bench links`, prints its table as it goes, and writes the reports asked for.
   func links() async throws {
     #if DEBUG
       FileHandle.standardError.write(
-        Data("revue bench links: this is a debug build; build with -c release for the numbers in docs\n".utf8))
+        Data("revue-bench links: this is a debug build; build with -c release for the numbers in docs\n".utf8))
     #endif
     let started = ContinuousClock.now
     var links = Links()
@@ -439,7 +435,7 @@ extension BenchCommand {
 
   /// The command that makes the report at `path`.
   func linksCommand(_ path: String) -> String {
-    "swift build -c release && .build/release/revue bench links" + (frames.map { " --frames \($0)" } ?? "")
+    "swift build -c release && .build/release/revue-bench links" + (frames.map { " --frames \($0)" } ?? "")
       + " --markdown \(path)"
   }
 }

@@ -1,6 +1,6 @@
 import RevueLab
 
-/// The prose of docs/loss-recovery.md: how Revue recovers lost packets, how `revue bench links`
+/// The prose of docs/loss-recovery.md: how Revue recovers lost packets, how `revue-bench links`
 /// measures it, and the closing note.
 extension BenchCommand.Links {
   /// How loss recovery works in Revue (`LossRecovery`, `RTPSender`, `RTPReceiver`).
@@ -149,7 +149,7 @@ extension BenchCommand.Links {
       first packet back (one PLI, then at most one per 100 ms), and a jump of more than 2 s in
       the sequence numbers is taken as a new start, so nothing waits for five seconds of packets.
 
-    To regenerate this file: `swift build -c release && .build/release/revue bench links
+    To regenerate this file: `swift build -c release && .build/release/revue-bench links
     --markdown docs/loss-recovery.md` (about 6 minutes; nothing else heavy should run then).
     Revue's tests hold recovery on to the same targets (`LossRecoveryTests`, 240 frames each) and
     the outage to its second (`LinkRecoveryTests`).

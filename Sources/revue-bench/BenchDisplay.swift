@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RevueProcess
 import RevueSDK
 
 /// The X server the render scenario draws on: `DISPLAY` when it names a server that is there,
@@ -18,33 +19,29 @@ struct BenchDisplay {
   }
 
   /// Starts an Xvfb and sets `DISPLAY` to it when there is no display; nil when there is one.
-  /// - Throws: ``RevueError`` when Xvfb is missing or does not start within 15 s.
-  static func start() throws -> BenchDisplay? {
+  /// - Throws: ``ChildProcess/StartError`` when Xvfb is missing, ``RevueError`` when it does not start
+  ///   within 15 s.
+  static func start() async throws -> BenchDisplay? {
     if let display = ProcessInfo.processInfo.environment["DISPLAY"], display.hasPrefix(":"),
       FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(display.dropFirst().prefix { $0.isNumber })")
     {
       return nil
     }
     let server = try ChildProcess(
-      ["/usr/bin/Xvfb", "-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1920x1080x24"], output: .pipe)
+      bench: "/usr/bin/Xvfb", ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "1920x1080x24"],
+      output: .collect)
     // Xvfb writes its display number and a new line when it takes connections (`-displayfd`).
-    var number = ""
-    var byte: UInt8 = 0
-    var ready = pollfd(fd: server.outputDescriptor, events: Int16(POLLIN), revents: 0)
-    while poll(&ready, 1, 15_000) == 1, read(server.outputDescriptor, &byte, 1) == 1, byte != 10 {
-      number.append(Character(UnicodeScalar(byte)))
-    }
-    guard byte == 10, !number.isEmpty else {
-      server.stop()
+    guard await server.wait(within: 15, until: { $0.output.contains("\n") }) == .satisfied else {
+      server.terminate()
       throw RevueError(.invalidState, "no display, and Xvfb did not start within 15 s (scripts/setup.sh installs it)")
     }
-    setenv("DISPLAY", ":\(number)", 1)
+    setenv("DISPLAY", ":\(server.written.output.trimmingCharacters(in: .whitespacesAndNewlines))", 1)
     return BenchDisplay(server: server)
   }
 
   /// Stops the server, and forgets `DISPLAY`.
   func stop() {
     unsetenv("DISPLAY")
-    server.stop()
+    server.terminate()
   }
 }

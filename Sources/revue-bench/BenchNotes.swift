@@ -12,9 +12,9 @@ extension BenchCommand {
     ## What the numbers include
 
     - **CPU** is the time on a processor of the measuring side's own process, all its threads,
-      never `RUSAGE_CHILDREN` totals. *Send* and *receive*: the sum of the threads'
-      `/proc/PID/task/*/schedstat` (nanoseconds; `/proc/PID/stat` counts 10 ms ticks, 5 % of a
-      480p H.264 window) read at both ends of a window. *Send*: from the 15th RTP frame on the
+      never `RUSAGE_CHILDREN` totals. *Send* and *receive*: the process's CPU-time clock
+      (`clock_getcpuclockid`: nanoseconds, every thread's, those that ended included;
+      `/proc/PID/stat` counts 10 ms ticks, 5 % of a 480p H.264 window) read at both ends of a window. *Send*: from the 15th RTP frame on the
       wire (the encoder is warm) to the (N−5)th, per second of that window; start-up and tear-down
       are left out on both sides. *Receive*: the receiving process only, from the moment the
       (identical, unmeasured) gst-launch sender starts to 300 ms after it ends, per second of video
@@ -59,7 +59,7 @@ extension BenchCommand {
       pipelines `videotestsrc num-buffers=1 pattern=smpte ! imagefreeze is-live=true ! …`, the same
       frame repeated. N doubles from 4 until a count fails, then is bisected; a count passes when
       every sender keeps ≥ 28.5 fps (95 % of 30) on the wire for 3 s.
-    - **Soak** (run only when named: `revue bench soak [--minutes N]`, 10 minutes by default):
+    - **Soak** (run only when named: `revue-bench soak [--minutes N]`, 10 minutes by default):
       Revue's pair is the commands a node runs, `revue stream --virtual-camera csi-camera-module
       --size 1280x720 --codec vp8 --bitrate 1500000` to `revue receive` on loopback; gst-launch's
       pair, the send and receive pipelines of the *send* and *receive* rows, runs beside it at the

@@ -229,6 +229,12 @@ extension BenchCommand {
       + "GStreamer \(NodeElements.gstreamerVersion)"
   }
 
+  /// Where the bench is and how it runs, for the report.
+  static let whereItLives =
+    "The bench is `revue-bench` (`Sources/revue-bench`), a program of its own beside the node `revue`: "
+    + "`swift run -c release revue-bench [SCENARIO ...]`, or `.build/release/revue-bench` after "
+    + "`swift build -c release`; `revue-bench --help` lists the scenarios and options."
+
   /// Both sides' idle memory: `Revue 24.6 MiB resident, 2.3 MiB private; gst-launch …`.
   static func idleMemoryText(_ idle: [Side: [Metric: Double]]) -> String {
     [Side.revue, .gstLaunch].map { side in
@@ -241,7 +247,7 @@ extension BenchCommand {
   /// The report as Markdown: how it was made, the machine, the table, what each number
   /// includes, and the targets missed.
   func markdown(_ rows: [ReportRow], idle: [Side: [Metric: Double]], seconds: Double) -> String {
-    var command = "swift run -c release revue bench"
+    var command = "swift run -c release revue-bench"
     if !scenarios.isEmpty { command += " " + scenarios.map(\.rawValue).joined(separator: " ") }
     if runs != 3 { command += " --runs \(runs)" }
     if let frames { command += " --frames \(frames)" }
@@ -250,6 +256,7 @@ extension BenchCommand {
       "# Benchmarks", "",
       "Made by `\(command) --markdown \(markdownPath ?? "FILE")` in \(String(format: "%.0f", seconds)) s, "
         + "on \(ISO8601DateFormatter().string(from: Date())).", "",
+      Self.whereItLives, "",
       "Machine: \(Self.machine).", "",
       "Each scenario runs Revue and the same GStreamer elements with the same properties in `gst-launch-1.0`, "
         + "alternately (Revue, gst-launch, Revue, …), each side in a process of its own; the table gives the "

@@ -1,16 +1,18 @@
 import Foundation
 import Glibc
+import RevueCommandLine
 import RevueLab
+import RevueProcess
 import RevueSDK
 import Synchronization
 
-/// The Revue side of a scenario, run as a child of `revue bench` (`revue bench --child KIND
+/// The Revue side of a scenario, run as a child of `revue-bench` (`revue-bench --child KIND
 /// KEY=VALUE …`) so that its CPU time and memory are measured like gst-launch's: of its own
 /// process, by the parent. It writes its results to standard output as `KEY=VALUE` lines, and
 /// the ones that run until told stop when their standard input closes.
-struct BenchChild {
+struct BenchChild: Equatable {
   /// What to run: `capture`, `send`, `receive`, `latency`, `startup`, `scale`, `render`, `link-trial` (one
-  /// trial of `revue bench links`), or `idle` (GStreamer
+  /// trial of `revue-bench links`), or `idle` (GStreamer
   /// initialized and a room made, nothing more, until standard input closes: the memory every
   /// Revue process starts with).
   var kind: String
@@ -40,7 +42,7 @@ struct BenchChild {
     case "scale": try await scale()
     case "render": try await render()
     case "link-trial":
-      // One trial of `revue bench links`, alone in this process: what it measured as one JSON line.
+      // One trial of `revue-bench links`, alone in this process: what it measured as one JSON line.
       let trial = try BenchCommand.Links.trial(parameters)
       let result = try await trial.run(port: try BenchCommand.Links.freePorts(pairs: 3))
       report(
@@ -201,7 +203,7 @@ struct BenchChild {
       complete = readFully(maker.outputDescriptor, memory)
     }
     let exit = await maker.wait()
-    guard exit.succeeded, complete else { throw RevueError(.gstreamer, "no test frame: \(exit.errors.suffix(600))") }
+    guard exit.succeeded, complete else { throw RevueError(.gstreamer, "no test frame: \(exit.error.suffix(600))") }
     return frame
   }
 

@@ -1,0 +1,143 @@
+import Foundation
+import RevueCommandLine
+import RevueLab
+import RevueProcess
+import RevueSDK
+import RevueTestSupport
+import Testing
+
+@testable import revue_bench
+
+/// `revue-bench`'s command line: its scenarios and options, the links' matrix, and its hidden
+/// child mode.
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct BenchParsingTests {
+  /// `revue-bench` with `scenarios` and the defaults but `change`.
+  static func bench(_ scenarios: [BenchCommand.Scenario] = [], _ change: (inout BenchCommand) -> Void = { _ in })
+    -> BenchInvocation
+  {
+    var command = BenchCommand(scenarios: scenarios, runs: 3)
+    change(&command)
+    return .bench(command)
+  }
+
+  @Test(.tier(.unit)) func benchOptions() throws {
+    #expect(try BenchInvocation.parse([]) == Self.bench())
+    #expect(
+      try BenchInvocation.parse(["--markdown", "docs/benchmarks.md"])
+        == Self.bench { $0.markdownPath = "docs/benchmarks.md" })
+    #expect(
+      try BenchInvocation.parse(["latency-vp8-720p", "scale-vp8-480p", "send-h264-720p-mjpeg"])
+        == Self.bench([.latencyVP8, .scaleVP8, .sendH264MJPEG]))
+    #expect(
+      try BenchInvocation.parse(["capture-bgra", "--frames", "10", "--runs", "1", "--json", "out.json"])
+        == Self.bench([.captureBGRA]) { ($0.frames, $0.runs, $0.jsonPath) = (10, 1, "out.json") })
+    #expect(try BenchInvocation.parse(["soak", "--minutes", "2"]) == Self.bench([.soak]) { $0.minutes = 2 })
+    #expect(!BenchCommand.Scenario.standard.contains(.soak), "a bench without names does not take 10 more minutes")
+    for help in [["help"], ["--help"], ["capture-nv12", "-h"]] { #expect(try BenchInvocation.parse(help) == .help) }
+    #expect(BenchInvocation.usage.hasPrefix("usage: revue-bench "))
+    #expect(throws: UsageError(description: "--minutes takes a whole number above 0, not '0'")) {
+      try BenchInvocation.parse(["--minutes", "0"])
+    }
+    #expect(throws: UsageError.self) { try BenchInvocation.parse(["--frames", "0"]) }
+    #expect(throws: UsageError(description: "--frames needs a value")) { try BenchInvocation.parse(["--frames"]) }
+    #expect(throws: UsageError(description: "unknown option '--fast'")) { try BenchInvocation.parse(["--fast"]) }
+    #expect(throws: UsageError.self) { try BenchInvocation.parse(["warp"]) }
+    #expect(throws: UsageError.self) { try BenchInvocation.parse(["camera-mjpeg"]) }
+    #expect(throws: UsageError.self) { try BenchInvocation.parse(["bench"]) }
+  }
+
+  @Test(.tier(.unit)) func benchLinksIsNamedAloneAndListsIssue13sMatrix() throws {
+    #expect(
+      try BenchInvocation.parse(["links", "--markdown", "docs/loss-recovery.md"])
+        == Self.bench([.links]) { $0.markdownPath = "docs/loss-recovery.md" })
+    #expect(try BenchInvocation.parse(["links", "--frames", "120"]) == Self.bench([.links]) { $0.frames = 120 })
+    #expect(!BenchCommand.Scenario.standard.contains(.links), "a bench without names does not run the links")
+    #expect(throws: UsageError(description: "links runs alone (its report is not an A/B table)")) {
+      try BenchInvocation.parse(["links", "capture-nv12"])
+    }
+    #expect(throws: UsageError.self) { try BenchInvocation.parse(["soak", "links"]) }
+    #expect(throws: UsageError.self) { try BenchInvocation.parse(["link"]) }
+    #expect(BenchInvocation.usage.contains("links (run only when named"))
+
+    // Loss {0, 5%, 10%} × codec × size × recovery {nack, off}, and FEC at 640×480 through loss;
+    // then the outage.
+    let links = BenchCommand.Links()
+    let trials = links.lossTrials
+    #expect(trials.count == 3 * 2 * 2 * 2 + 2 * 2 * 2)
+    #expect(Set(trials.map(\.link.loss)) == [0, 0.05, 0.10])
+    #expect(trials.allSatisfy { $0.frames == 300 && $0.outage == nil && $0.link.delay == .milliseconds(30) })
+    #expect(trials.allSatisfy { $0.link.jitter == .milliseconds(10) })
+    for codec in [VideoCodec.vp8, .h264] {
+      for (width, height) in [(640, 480), (1280, 720)] {
+        for recovery in [LossRecovery.nack, []] {
+          #expect(
+            trials.filter { $0.codec == codec && $0.width == width && $0.height == height && $0.recovery == recovery }
+              .count == 3, "\(codec) \(width)x\(height) \(recovery)")
+        }
+      }
+    }
+    #expect(trials.filter { $0.recovery.contains(.fec) }.allSatisfy { $0.width == 640 && $0.link.loss > 0 })
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.05 }!)! == (0.98, .milliseconds(200)))
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0.10 }!)! == (0.95, .milliseconds(500)))
+    #expect(BenchCommand.Links.target(trials.first { $0.recovery.isEmpty }!) == nil)
+    #expect(BenchCommand.Links.target(trials.first { $0.link.loss == 0 }!) == nil, "the issue sets none there")
+    // A trial goes to its child process and back unchanged.
+    for trial in trials + links.outageTrials {
+      #expect(try BenchCommand.Links.trial(BenchCommand.Links.parameters(trial)) == trial)
+    }
+    let outages = links.outageTrials
+    #expect(outages.count == 4)
+    #expect(outages.allSatisfy { $0.outage == .seconds(5) && $0.width == 640 && $0.link.loss == 0 })
+    #expect(Set(outages.map { LinkTrial.name(of: $0.recovery) }) == ["nack", "off"])
+    // The outage ends 8 s in; the trial runs 5 s past it.
+    #expect(outages.allSatisfy { $0.frames >= LinkTrial.outageFrame + 150 + 150 })
+  }
+
+  @Test(.tier(.pipeline)) func benchChildIsHiddenAndTakesItsArguments() throws {
+    #expect(
+      try BenchInvocation.parse(["--child", "send", "codec=vp8", "port=20000"])
+        == .child(BenchChild(arguments: ["send", "codec=vp8", "port=20000"])))
+    #expect(!BenchInvocation.usage.contains("--child"))
+    let child = BenchChild(arguments: ["send", "codec=vp8", "port=20000", "source=mjpeg"])
+    #expect(child.kind == "send")
+    #expect(child.parameters == ["codec": "vp8", "port": "20000", "source": "mjpeg"])
+    for source in [BenchStream.Source.camera, .mjpegCamera, .pushedNV12, .pushedBGRA] {
+      let stream = BenchStream(codec: .h264, width: 1280, height: 720, source: source)
+      #expect(try BenchStream(parameters: stream.parameters) == stream)
+    }
+    #expect(throws: RevueError.self) { try BenchStream(parameters: child.parameters) }
+    #expect(throws: RevueError.self) {
+      try BenchStream(parameters: ["codec": "vp8", "width": "640", "height": "480", "source": "tape"])
+    }
+  }
+}
+
+/// Runs the built `revue-bench` executable, as a user would.
+@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RevueBenchExecutableTests {
+  /// The `revue-bench` binary that `swift build` put beside the test binary.
+  static var executable: URL { ChildProcess.executable(named: "revue-bench") }
+
+  @Test(.tier(.pipeline)) func benchSmokeRun() async throws {
+    let report = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "bench-\(UInt32.random(in: 0..<UInt32.max)).md")
+    defer { try? FileManager.default.removeItem(at: report) }
+    let result = try await ChildProcess.run(
+      Self.executable, ["capture-nv12", "--frames", "20", "--runs", "1", "--markdown", report.path], within: 45)
+    #expect(result.status == 0, "\(result.error)")
+    let copied = result.output.split(separator: "\n").first { $0.contains("bytes copied per frame") }
+    #expect(copied?.contains("[0: met]") == true, "\(result.output)")
+    let table = try String(contentsOf: report, encoding: .utf8)
+    #expect(table.contains("| scenario | measure | Revue | gst-launch | ratio | unit | target |"))
+    #expect(table.contains("| bytes copied per frame | 0 | — | — |"))
+    #expect(table.contains("Machine: "))
+    #expect(table.contains("Made by `swift run -c release revue-bench capture-nv12 --runs 1 --frames 20 --markdown "))
+  }
+
+  @Test(.tier(.pipeline)) func helpAndUsageErrors() async throws {
+    let help = try await ChildProcess.run(Self.executable, ["--help"], within: 10)
+    #expect(help.status == 0 && help.output.hasPrefix("usage: revue-bench "), "\(help.error)")
+    let wrong = try await ChildProcess.run(Self.executable, ["warp"], within: 10)
+    #expect(wrong.status == 2 && wrong.error.hasPrefix("revue-bench: unknown scenario 'warp' (known: capture-nv12,"))
+    #expect(wrong.error.contains("\nusage: revue-bench "))
+  }
+}
