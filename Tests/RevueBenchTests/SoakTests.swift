@@ -5,11 +5,12 @@ import Testing
 
 @testable import revue_bench
 
-/// Two minutes of `revue stream` to `revue receive` (720p30 VP8 from the virtual camera), run as
-/// `revue-bench soak` runs them, each in a process of its own read every second: after the 30 s
-/// warm-up neither may gain more than 64 KiB of resident memory, a thread or a file descriptor.
-/// Under AddressSanitizer, which judges no memory (below), one minute: 30 s after the warm-up
-/// for threads and descriptors, and CI's whole run stays well under its 30 minutes.
+/// A minute of `revue stream` to `revue receive` (720p30 VP8 from the virtual camera), run as
+/// `revue-bench soak` runs them, each in a process of its own read every second: in the 30 s
+/// after the 30 s warm-up neither may gain more than 64 KiB of resident memory (a leak of 100
+/// bytes a frame gains 90 KiB), a thread or a file descriptor; under AddressSanitizer, which
+/// judges no memory (below), threads and descriptors. This is the short form: the soaks of
+/// minutes and hours are `revue-bench soak`'s, their figures in docs/soak.md.
 @Suite(.tier(.realtime, smoke: true), .sharedProcess, .timeLimit(.minutes(4))) struct SoakTests {
   @Test(.wholeProcess) func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
     let soak = BenchCommand.Soak(
@@ -35,5 +36,5 @@ import Testing
   }
 
   /// How long the pair streams.
-  static let seconds = TestEnvironment.sanitizer == "address" ? 60 : 120
+  static let seconds = 60
 }
