@@ -104,64 +104,6 @@ struct ReceiveCommand {
   }
 }
 
-/// `revue demo`: a sender and a receiver in one process on loopback, then a summary.
-struct DemoCommand {
-  var duration: Int
-
-  func run() async throws {
-    let port = 2 * Int.random(in: 15_000..<30_000)
-    let (device, isVirtual) = try await VirtualDevices.cameraOrVirtual()
-    if isVirtual {
-      FileHandle.standardError.write(Data("revue: no camera found: using the virtual camera \(device.name)\n".utf8))
-    }
-    let receiving = Room()
-    let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)")!)
-    let received = remote.videoTrack!
-    let sending = Room()
-    try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
-    let participant = sending.localParticipant!
-    let capturer = participant.cameraTrack.capturer as! CameraCapturer
-    _ = try await capturer.set(options: CameraCaptureOptions(device: device, dimensions: .h720_169, fps: 30))
-    try await capturer.startCapture()
-    let publication = try await participant.publish(videoTrack: participant.cameraTrack)
-    FileHandle.standardError.write(
-      Data("revue: demo: \(device.name) → VP8 → RTP 127.0.0.1:\(port) → decoder, for \(duration) s\n".utf8))
-    let start = ContinuousClock.now
-    await RunLoopControl.run(duration: duration) {}
-    let seconds = StreamCommand.milliseconds(ContinuousClock.now - start) / 1000
-    let sent = publication.statistics
-    let receivedStatistics = received.statistics
-    let format = capturer.format
-    let snapshot = FileManager.default.temporaryDirectory.appendingPathComponent("revue-demo.png")
-    if let frame = received.lastFrame { try await frame.writePNG(to: snapshot) }
-    try await capturer.stopCapture()
-    await sending.disconnect()
-    await receiving.disconnect()
-    let rows: [(String, String)] = [
-      ("camera", "\(device.name)\(isVirtual ? " (virtual)" : "") \(format.map(\.description) ?? "")"),
-      ("frames sent", "\(sent.framesEncoded) (\(sent.keyframes) keyframes)"),
-      ("frames received", "\(receivedStatistics.framesDecoded)"),
-      ("bitrate", String(format: "%.0f kbps", Double(sent.bytesSent) * 8 / seconds / 1000)),
-      ("packets lost", "\(receivedStatistics.packetsLost)"),
-      (
-        "latency",
-        receivedStatistics.latency.map {
-          String(format: "%.1f ms, capture to decoded (mean)", StreamCommand.milliseconds($0))
-        } ?? "no sender report yet"
-      ),
-      (
-        "round-trip time",
-        sent.roundTripTime.map { String(format: "%.2f ms", StreamCommand.milliseconds($0)) } ?? "no report yet"
-      ),
-      ("snapshot", received.lastFrame == nil ? "none (no frame)" : snapshot.path),
-    ]
-    for (name, value) in rows { print(name.padding(toLength: 17, withPad: " ", startingAt: 0) + value) }
-    guard receivedStatistics.framesDecoded > 0 else {
-      throw RevueError(.invalidState, "no frame arrived at the receiver")
-    }
-  }
-}
-
 extension ReceiveCommand {
   /// A 1280×720 window (``VideoView``) fitting `track`; with no display, the view's one
   /// line in the log says so.
@@ -170,29 +112,5 @@ extension ReceiveCommand {
     view.layoutMode = .fit
     view.track = track
     return view
-  }
-}
-
-/// The level of the audio a receiver decodes, for its status lines: the RMS of the samples
-/// rendered since the previous read, in dB relative to full scale (a 1 kHz sine at an eighth of
-/// full scale reads -21; silence reads nothing).
-final class AudioLevelMeter: AudioRenderer {
-  private let sums = Mutex((squares: 0.0, count: 0))
-
-  /// Adds the buffer's samples (16-bit, the receiver's format) to the sums.
-  func render(pcmBuffer: AudioPCMBuffer) {
-    guard let samples = pcmBuffer.int16Samples else { return }
-    let squares = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
-    sums.withLock { $0 = ($0.squares + squares, $0.count + samples.count) }
-  }
-
-  /// The level since the previous read, in dBFS; nil when no audio came or it was silent.
-  func read() -> Double? {
-    let (squares, count) = sums.withLock { sums in
-      defer { sums = (0, 0) }
-      return sums
-    }
-    guard count > 0, squares > 0 else { return nil }
-    return 20 * log10((squares / Double(count)).squareRoot() / 32_768)
   }
 }
