@@ -35,6 +35,18 @@ import Testing
     #expect(SimulcastSDP.firstVideoMID(in: offer) == "video0")
   }
 
+  /// The retransmissions' SSRC of a stream, as `webrtcbin` announces it; none for another stream
+  /// or without the group, and then the offer announces the stream alone.
+  @Test func theRetransmissionSSRCIsReadFromTheFIDGroup() {
+    let made =
+      "m=video 9 UDP/TLS/RTP/SAVPF 96 97\r\na=ssrc-group:FID 1032970758 2546910164\r\na=ssrc:1032970758 cname:x\r\n"
+    #expect(SimulcastSDP.retransmissionSSRC(of: 1_032_970_758, in: made) == 2_546_910_164)
+    #expect(SimulcastSDP.retransmissionSSRC(of: 21, in: made) == nil)
+    #expect(SimulcastSDP.retransmissionSSRC(of: 21, in: "m=video 9 UDP/TLS/RTP/SAVPF 96\r\n") == nil)
+    let alone = SimulcastSDP.offer("v=0\r\n" + made, rids: ["f", "h"], fullSize: (21, nil, "me"))
+    #expect(!alone.contains("ssrc-group") && alone.contains("a=ssrc:21 cname:me") && !alone.contains("1032970758"))
+  }
+
   @Test func anOfferWithoutVideoIsLeftAlone() {
     let audioOnly = "v=0\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=ssrc:13 cname:x\r\n"
     #expect(SimulcastSDP.offer(audioOnly, rids: ["f", "h"], fullSize: (21, 22, "me")) == audioOnly)

@@ -81,8 +81,12 @@ import Testing
       // The camera stops; aiortc then says when it has decoded all that came.
       try await track.capturer?.stopCapture()
       let sent = publication.statistics.framesEncoded
-      let output = try await endpoint.waitForOutput(containing: "idle frames ", within: 20)
-      let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("idle frames ") })
+      // An idle line printed after the stop: one printed before is a freeze mid-stream.
+      let stopped = try await endpoint.waitForOutput(within: 1, for: "its output") { _ in true }.count
+      let output = try await endpoint.waitForOutput(within: 20, for: "an idle line after the stop") {
+        $0.dropFirst(stopped).contains("idle frames ")
+      }
+      let line = try #require(output.dropFirst(stopped).split(separator: "\n").last { $0.hasPrefix("idle frames ") })
       let words = line.split(separator: " ")
       func count(_ name: String) -> Int { words.firstIndex(of: Substring(name)).flatMap { Int(words[$0 + 1]) } ?? -1 }
       print("WHIP with 5% of the video dropped at aiortc: \(line), \(sent) frames sent")

@@ -26,20 +26,30 @@ enum SimulcastSDP {
   static func rids(count: Int) -> [String] { Array(["f", "h", "q"].prefix(count)) }
 
   /// `offer` with its first video section offering the layers `rids`: an `a=rid:RID send` line
-  /// each and `a=simulcast:send`, with the SSRC lines of `fullSize` (its stream and its
-  /// retransmissions', under `cname`) in place of `webrtcbin`'s. Other sections are left as
-  /// they are.
-  static func offer(_ offer: String, rids: [String], fullSize: (ssrc: UInt32, rtx: UInt32, cname: String)) -> String {
+  /// each and `a=simulcast:send`, with the SSRC lines of `fullSize` (its stream and, when it has
+  /// one, its retransmissions', under `cname`) in place of `webrtcbin`'s. Other sections are
+  /// left as they are.
+  static func offer(_ offer: String, rids: [String], fullSize: (ssrc: UInt32, rtx: UInt32?, cname: String)) -> String {
     var sections = SDPSections(offer)
     guard let video = sections.firstIndex(ofMedia: "video") else { return offer }
-    let ssrcs = [
-      "a=ssrc-group:FID \(fullSize.ssrc) \(fullSize.rtx)", "a=ssrc:\(fullSize.ssrc) cname:\(fullSize.cname)",
-      "a=ssrc:\(fullSize.rtx) cname:\(fullSize.cname)",
-    ]
+    var ssrcs = ["a=ssrc:\(fullSize.ssrc) cname:\(fullSize.cname)"]
+    if let rtx = fullSize.rtx {
+      ssrcs = ["a=ssrc-group:FID \(fullSize.ssrc) \(rtx)"] + ssrcs + ["a=ssrc:\(rtx) cname:\(fullSize.cname)"]
+    }
     sections.media[video] =
       sections.media[video].filter { !$0.hasPrefix("a=ssrc:") && !$0.hasPrefix("a=ssrc-group:") } + ssrcs
       + rids.map { "a=rid:\($0) send" } + ["a=simulcast:send " + rids.joined(separator: ";")]
     return sections.text
+  }
+
+  /// The SSRC of the retransmissions of `ssrc` that `sdp` announces (`a=ssrc-group:FID SSRC
+  /// RTX`), if it does.
+  static func retransmissionSSRC(of ssrc: UInt32, in sdp: String) -> UInt32? {
+    for line in sdp.split(whereSeparator: \.isNewline) where line.hasPrefix("a=ssrc-group:FID ") {
+      let fields = line.dropFirst("a=ssrc-group:FID ".count).split(separator: " ")
+      if fields.count == 2, UInt32(fields[0]) == ssrc { return UInt32(fields[1]) }
+    }
+    return nil
   }
 
   /// The `a=mid` of the first video section of `sdp`.

@@ -414,9 +414,13 @@ public final class WHIPPublication: Sendable {
         }
         if kind == "video", let simulcast {
           // The funnel's caps say only `application/x-rtp`: the transceiver is told the full
-          // size's (with the RID and MID extensions), less what belongs to one of its streams.
+          // size's (with the RID and MID extensions), less its sequence and timestamp offsets.
+          // With its SSRC, webrtcbin picks the SSRC of its retransmissions, tells its RTX sender
+          // before the first packet, and announces both (`a=ssrc-group:FID`), which the offer
+          // keeps: an SSRC of Revue's own, told the RTX sender once the answer came, was too late
+          // once in two runs, and aiortc then dropped every retransmission (300 of 465 frames).
           var preferred = caps.structure(at: 0)
-          for field in ["ssrc", "timestamp-offset", "seqnum-offset"] { preferred.removeField(field) }
+          for field in ["timestamp-offset", "seqnum-offset"] { preferred.removeField(field) }
           do {
             guard let pad = simulcast.funnel.staticPad("src")?.peer else {
               throw GStreamerError.noSuchPad(element: "webrtc", pad: "sink")
@@ -438,7 +442,8 @@ public final class WHIPPublication: Sendable {
           for extensionElement in simulcast.mids { try extensionElement.set("mid", mid) }
         }
         return SimulcastSDP.offer(
-          made, rids: simulcast.rids, fullSize: (videoSSRC, simulcast.rtxSSRC, LocalTrackPublication.cname))
+          made, rids: simulcast.rids,
+          fullSize: (videoSSRC, SimulcastSDP.retransmissionSSRC(of: videoSSRC, in: made), LocalTrackPublication.cname))
       } catch {
         throw RevueError(.gstreamer, "cannot make the WebRTC offer", underlying: error)
       }
@@ -451,18 +456,6 @@ public final class WHIPPublication: Sendable {
         try await webrtc.setRemoteDescription(.answer, sdp: answer)
       } catch {
         throw RevueError(.network, "the WHIP endpoint's answer does not fit the offer", underlying: error)
-      }
-      // The full size's retransmissions go on the SSRC the simulcast offer announced (webrtcbin,
-      // told no SSRC, would pick one of its own); its RTX sender exists from the answer on, and
-      // sends nothing before the connection is up.
-      if let simulcast, let retransmitter {
-        do {
-          let map = try Structure(name: "application/x-rtp-ssrc-map", ["\(videoSSRC)": simulcast.rtxSSRC])
-          try retransmitter.set("ssrc-map", Value.structure(map))
-        } catch {
-          RevueLog.log(
-            .warning, "WHIP", "the full size's retransmissions keep an SSRC the offer did not announce: \(error)")
-        }
       }
       // Before any packet goes: a receiver that took one stream must see only that one.
       let sent = sentLayers(answer: answer)
@@ -661,8 +654,6 @@ private struct SimulcastSender: Sendable {
   let valves: [Element]
   let payloaders: [Element]
   let mids: [Element]
-  /// The SSRC of the full size's retransmissions, announced in the offer.
-  let rtxSSRC = UInt32.random(in: 1..<UInt32.max)
 }
 
 /// The HTTP side of WHIP (RFC 9725).
