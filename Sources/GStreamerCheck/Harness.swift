@@ -133,10 +133,10 @@ public final class Harness {
   /// The test clock's time now (the harness has its test clock from the start; ``useTestClock()``
   /// gives it to the element).
   public var time: ClockTime? {
-    guard let clock = gst_harness_get_testclock(harness) else { return nil }
-    defer { gst_object_unref(clock) }
-    let now = gst_clock_get_time(UnsafeMutableRawPointer(clock).assumingMemoryBound(to: GstClock.self))
-    return ClockTime(nanoseconds: UInt64(now))
+    withTestClock { clock in
+      let now = gst_clock_get_time(UnsafeMutableRawPointer(clock).assumingMemoryBound(to: GstClock.self))
+      return ClockTime(nanoseconds: UInt64(now))
+    }
   }
 
   /// Waits (up to ``pullTimeout``) for the element to wait on the test clock, moves the clock to
@@ -147,18 +147,26 @@ public final class Harness {
   /// Waits until the element waits on the test clock `count` times at once, up to `timeout`;
   /// whether it did. False without a test clock.
   public func waitForClockWaits(_ count: Int = 1, timeout: Duration = .seconds(5)) -> Bool {
-    guard let clock = gst_harness_get_testclock(harness) else { return false }
-    defer { gst_object_unref(clock) }
     let milliseconds = UInt32(clamping: max(0, Int64((timeout / .milliseconds(1)).rounded(.up))))
-    return gst_test_clock_timed_wait_for_multiple_pending_ids(clock, UInt32(count), milliseconds, nil) != 0
+    return withTestClock {
+      gst_test_clock_timed_wait_for_multiple_pending_ids($0, UInt32(count), milliseconds, nil) != 0
+    }
+      ?? false
   }
 
   /// The time the element's earliest wait on the test clock is for, if it waits; nil otherwise.
   /// A wait may be stale for a moment after a push: the element's thread re-arms it.
   public var nextClockWait: ClockTime? {
+    withTestClock { clock in
+      let time = gst_test_clock_get_next_entry_time(clock)
+      return time == GstClockTime.max ? nil : ClockTime(nanoseconds: UInt64(time))
+    } ?? nil
+  }
+
+  /// `body` with the harness's test clock, borrowed for the call; nil without one.
+  private func withTestClock<R>(_ body: (UnsafeMutablePointer<GstTestClock>) -> R) -> R? {
     guard let clock = gst_harness_get_testclock(harness) else { return nil }
     defer { gst_object_unref(clock) }
-    let time = gst_test_clock_get_next_entry_time(clock)
-    return time == GstClockTime.max ? nil : ClockTime(nanoseconds: UInt64(time))
+    return body(clock)
   }
 }
