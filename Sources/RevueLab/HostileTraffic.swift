@@ -41,7 +41,8 @@ public enum HostileCase: String, CaseIterable, Sendable, CustomStringConvertible
 }
 
 /// Makes hostile datagrams for a receiver (seeded: the same seed gives the same datagrams) and
-/// sends them from a socket of its own on loopback.
+/// sends them from a socket of its own on loopback. With several cases, their datagrams take
+/// turns: one case's, the next's, and round again.
 public struct HostileTraffic: Sendable {
   /// One datagram, and whether it is for the RTCP port (`port + 1`) rather than the RTP port.
   public typealias Datagram = (bytes: [UInt8], toRTCP: Bool)
@@ -60,12 +61,67 @@ public struct HostileTraffic: Sendable {
   }
 
   /// What is sent.
-  public let hostileCase: HostileCase
+  public var cases: [HostileCase] { generators.map(\.hostileCase) }
+  private var generators: [CaseTraffic]
+  private var turn = 0
+
+  /// Datagrams of `hostileCase` against a stream of `victimSSRC` and `payloadType`.
+  public init(_ hostileCase: HostileCase, victimSSRC: UInt32, payloadType: Int = 96, seed: UInt64 = 14) {
+    self.init([hostileCase], victimSSRC: victimSSRC, payloadType: payloadType, seed: seed)
+  }
+
+  /// Datagrams of each of `cases` in turn (each as it would be alone) against a stream of
+  /// `victimSSRC` and `payloadType`. `cases` must not be empty.
+  public init(_ cases: [HostileCase], victimSSRC: UInt32, payloadType: Int = 96, seed: UInt64 = 14) {
+    precondition(!cases.isEmpty, "hostile traffic of no case")
+    generators = cases.map { CaseTraffic($0, victimSSRC: victimSSRC, payloadType: payloadType, seed: seed) }
+  }
+
+  /// The next datagram.
+  public mutating func next() -> Datagram {
+    defer { turn = (turn + 1) % generators.count }
+    return generators[turn].next()
+  }
+  // MARK: - Sending
+
+  /// Sends the datagrams to `host`'s `port` (RTP) and `port + 1` (RTCP) from a socket
+  /// of its own on an ephemeral port, `perSecond` of them a second, until `duration` has passed
+  /// or the task is cancelled.
+  public mutating func send(
+    to host: String = "127.0.0.1", port: Int, perSecond: Int, for duration: Duration
+  ) async throws -> Sent {
+    let socket = try UDPSender()
+    var sent = Sent()
+    let clock = ContinuousClock()
+    let start = clock.now
+    let interval = Duration.seconds(1) / perSecond
+    // A burst every 10 ms: sleeping per datagram costs more than the datagram.
+    let perBurst = max(1, perSecond / 100)
+    while clock.now - start < duration, !Task.isCancelled {
+      for _ in 0..<perBurst {
+        let datagram = next()
+        socket.send(datagram.bytes, to: host, port: datagram.toRTCP ? port + 1 : port)
+        if datagram.toRTCP { sent.rtcp += 1 } else { sent.rtp += 1 }
+      }
+      // paces-on-purpose: the traffic's rate
+      try? await Task.sleep(until: start + interval * (sent.rtp + sent.rtcp), clock: clock)
+    }
+    return sent
+  }
+}
+
+/// The datagrams of one ``HostileCase``, with the state its packets follow (sequence numbers,
+/// timestamps, a stranger's SSRC).
+private struct CaseTraffic: Sendable {
+  typealias Datagram = HostileTraffic.Datagram
+
+  /// What is sent.
+  let hostileCase: HostileCase
   /// The SSRC of the stream under attack (for ``HostileCase/ssrcCollisions``).
-  public let victimSSRC: UInt32
+  let victimSSRC: UInt32
   /// The stream's payload type, which the well-formed cases use so that they reach the
   /// depayloader.
-  public let payloadType: Int
+  let payloadType: Int
   private var random: Xoshiro256StarStar
   private var sequence: UInt16
   private var timestamp: UInt32
@@ -73,8 +129,7 @@ public struct HostileTraffic: Sendable {
   /// The SSRC of ``HostileCase/ssrcFlood``'s packet pair.
   private var floodSSRC: UInt32 = 0
 
-  /// Datagrams of `hostileCase` against a stream of `victimSSRC` and `payloadType`.
-  public init(_ hostileCase: HostileCase, victimSSRC: UInt32, payloadType: Int = 96, seed: UInt64 = 14) {
+  init(_ hostileCase: HostileCase, victimSSRC: UInt32, payloadType: Int, seed: UInt64) {
     self.hostileCase = hostileCase
     self.victimSSRC = victimSSRC
     self.payloadType = payloadType
@@ -88,7 +143,7 @@ public struct HostileTraffic: Sendable {
   }
 
   /// The next datagram.
-  public mutating func next() -> Datagram {
+  mutating func next() -> Datagram {
     switch hostileCase {
     case .randomBytes:
       return (bytes(count: Int(random.next() % 1501)), random.next() % 2 == 0)
@@ -198,32 +253,5 @@ public struct HostileTraffic: Sendable {
       return [0x81, 201, 0, 7] + bigEndianBytes(ssrc) + bigEndianBytes(victimSSRC) + [0xFF, 0x7F, 0xFF, 0xFF]
         + bytes(count: 16)
     }
-  }
-
-  // MARK: - Sending
-
-  /// Sends datagrams of `hostileCase` to `host`'s `port` (RTP) and `port + 1` (RTCP) from a socket
-  /// of its own on an ephemeral port, `perSecond` of them a second, until `duration` has passed
-  /// or the task is cancelled.
-  public mutating func send(
-    to host: String = "127.0.0.1", port: Int, perSecond: Int, for duration: Duration
-  ) async throws -> Sent {
-    let socket = try UDPSender()
-    var sent = Sent()
-    let clock = ContinuousClock()
-    let start = clock.now
-    let interval = Duration.seconds(1) / perSecond
-    // A burst every 10 ms: sleeping per datagram costs more than the datagram.
-    let perBurst = max(1, perSecond / 100)
-    while clock.now - start < duration, !Task.isCancelled {
-      for _ in 0..<perBurst {
-        let datagram = next()
-        socket.send(datagram.bytes, to: host, port: datagram.toRTCP ? port + 1 : port)
-        if datagram.toRTCP { sent.rtcp += 1 } else { sent.rtp += 1 }
-      }
-      // paces-on-purpose: the traffic's rate
-      try? await Task.sleep(until: start + interval * (sent.rtp + sent.rtcp), clock: clock)
-    }
-    return sent
   }
 }

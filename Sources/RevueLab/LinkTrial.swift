@@ -13,8 +13,9 @@ import RevueSDK
 /// is out, and the trial measures how long after the link came back the receiver showed an
 /// intact frame again (``Result/Outage``).
 ///
-/// With ``hostile`` a ``HostileTraffic`` of that case is sent straight to the receiver's ports
-/// (not through the link) from the start of the judged window until the last frame is pushed.
+/// With ``hostile`` cases a ``HostileTraffic`` of them (their datagrams in turn) is sent straight
+/// to the receiver's ports (not through the link) from the start of the judged window until the
+/// last frame is pushed.
 public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   /// The codec sent.
   public var codec: VideoCodec
@@ -35,9 +36,10 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   /// has shown frame ``outageFrame``; nil for no outage. The frames should last a few seconds
   /// past it, or the picture may not be back before the trial ends.
   public var outage: Duration?
-  /// Hostile datagrams sent to the receiver during the judged window; nil for none.
-  public var hostile: HostileCase?
-  /// Hostile datagrams a second, with ``hostile``.
+  /// The cases of the hostile datagrams sent to the receiver during the judged window; none
+  /// when empty.
+  public var hostile: [HostileCase]
+  /// Hostile datagrams a second (of all the cases together), with ``hostile``.
   public static let hostileRate = 500
   /// The key both ends protect the media with (SRTP and SRTCP), or nil for plain RTP.
   public var srtp: SRTPKey?
@@ -46,10 +48,10 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   public static let outageFrame = 90
 
   /// A trial of `frames` frames of `codec` at `width`×`height`, with an outage of `outage` and
-  /// `hostile` datagrams if set, over SRTP with `srtp` if set.
+  /// datagrams of the `hostile` cases if any, over SRTP with `srtp` if set.
   public init(
     codec: VideoCodec, width: Int, height: Int, link: LinkConditions, recovery: LossRecovery, frames: Int = 300,
-    seed: UInt64 = 1, outage: Duration? = nil, hostile: HostileCase? = nil, srtp: SRTPKey? = nil
+    seed: UInt64 = 1, outage: Duration? = nil, hostile: [HostileCase] = [], srtp: SRTPKey? = nil
   ) {
     self.hostile = hostile
     self.codec = codec
@@ -72,8 +74,14 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
   /// `vp8 640x480, loss 5%, delay 30 ms ± 10 ms, recovery nack`, and `, outage 5 s` with one.
   public var description: String {
     "\(codec.rawValue) \(width)x\(height), \(link), recovery \(Self.name(of: recovery))"
-      + (outage.map { ", outage \(Self.seconds($0)) s" } ?? "") + (hostile.map { ", hostile \($0)" } ?? "")
+      + (outage.map { ", outage \(Self.seconds($0)) s" } ?? "")
+      + (hostile.isEmpty ? "" : ", hostile \(Self.name(of: hostile))")
       + (srtp.map { ", SRTP \($0.suite.rawValue)" } ?? "")
+  }
+
+  /// `ssrcFlood`, `ssrcFlood+hostileRTCP`, or `every case` for all of them.
+  public static func name(of hostile: [HostileCase]) -> String {
+    hostile == HostileCase.allCases ? "every case" : hostile.map(\.rawValue).joined(separator: "+")
   }
 
   /// `nack`, `fec`, `nack+fec`, or `off`.
@@ -254,7 +262,7 @@ public struct LinkTrial: Sendable, Hashable, CustomStringConvertible {
     var down: (cut: ContinuousClock.Instant, restored: ContinuousClock.Instant)?
     var attack: Task<HostileTraffic.Sent, any Error>?
     defer { attack?.cancel() }
-    if let hostile {
+    if !hostile.isEmpty {
       try await Self.within(timeout) { await reference.wait(forNumber: window.lowerBound) }
       var traffic = HostileTraffic(hostile, victimSSRC: publication.ssrc, payloadType: 96, seed: seed)
       attack = Task { try await traffic.send(port: port, perSecond: Self.hostileRate, for: .seconds(3600)) }
