@@ -13,7 +13,7 @@ import Testing
 /// 35 MiB a second (a libsrtp stream per SSRC).
 @Suite(.tier(.realtime, smoke: true), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct HostileReceiveTests {
   /// The flood's length, and how long the receiver may settle into it before it is measured.
-  static let (flood, settle) = (Duration.seconds(16), Duration.seconds(4))
+  static let (flood, settle) = (Duration.seconds(8), Duration.seconds(2))
   /// What the receiver may gain from the end of the settling to the end of the flood, KiB.
   static let allowedGrowth = 1024
 
