@@ -14,12 +14,14 @@ import Testing
 @Suite(.tier(.realtime, smoke: true), .sharedProcess, .timeLimit(.minutes(4))) struct SoakTests {
   @Test(.wholeProcess) func senderAndReceiverHoldAfterTheWarmUpWhatTheyHeldAtIt() async throws {
     let soak = BenchCommand.Soak(
-      stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: Self.seconds, withGstLaunch: false)
+      stream: BenchStream(codec: .vp8, width: 1280, height: 720), seconds: Self.seconds, warmup: Self.warmup,
+      withGstLaunch: false)
     let processes = try #require(try await soak.run()[.revue])
     for role in BenchCommand.Soak.Role.allCases {
       let process = try #require(processes[role])
       let readings = "at warm-up \(process.warm), at end \(process.end)"
       let step = process.largestStep
+      print("soak, the \(role): \(process.residentGrowth) KiB gained after the warm-up; \(readings)")
       // Under AddressSanitizer freed memory waits in its quarantine (up to 256 MiB) before it is
       // reused, so resident memory grows by the sanitizer's design: only threads and descriptors
       // are judged then.
@@ -27,14 +29,17 @@ import Testing
         TestEnvironment.sanitizer == "address" || process.residentGrowth <= 64,
         "the \(role) gained \(process.residentGrowth) KiB, \(step.kib) KiB of it in the second to \(step.second) s: \(readings)"
       )
-      #expect(process.end.threads == process.warm.threads, "the \(role)'s threads: \(readings)")
-      #expect(process.end.descriptors == process.warm.descriptors, "the \(role)'s file descriptors: \(readings)")
+      // Fewer is no leak: GLib's idle pool threads end after 15 s.
+      #expect(process.end.threads <= process.warm.threads, "the \(role)'s threads: \(readings)")
+      #expect(process.end.descriptors <= process.warm.descriptors, "the \(role)'s file descriptors: \(readings)")
     }
     // The pair streamed all along: most of the frames (30 a second) were decoded.
     let decoded = try #require(processes[.receiver]?.frames)
     #expect(decoded > Self.seconds * 25, "only \(decoded) frames decoded")
   }
 
-  /// How long the pair streams.
-  static let seconds = 60
+  /// How long the pair streams, and the warm-up before growth is counted: the first seconds
+  /// make the pools, caches and sockets. With a warm-up of 15 s the receiver still gained up to
+  /// 60 KiB of the 64 allowed.
+  static let (seconds, warmup) = (60, 30)
 }
