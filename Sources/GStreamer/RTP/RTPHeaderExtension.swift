@@ -22,9 +22,11 @@ extension Element {
     guard isA(gst_rtp_base_payload_get_type()) else {
       throw .wrongElementType(element: name, expected: "GstRTPBasePayload", actual: typeName)
     }
-    guard let pointer = crtp_header_extension_new(uri, guint(id)) else {
+    // A new extension is floating; the element wrapper below takes it.
+    guard let pointer = gst_rtp_header_extension_create_from_uri(uri) else {
       throw .elementNotFound(factory: uri, package: "gst-plugins-good (rtpmanager)")
     }
+    gst_rtp_header_extension_set_id(pointer, guint(id))
     let extensionElement = Element(adopting: UnsafeMutableRawPointer(pointer))
     for (property, value) in properties { try extensionElement.set(property, value) }
     crtp_payloader_add_extension(elementPointer, pointer)

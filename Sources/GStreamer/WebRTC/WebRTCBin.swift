@@ -88,11 +88,17 @@ public final class WebRTCBin: Sendable {
     let box = Unmanaged.passRetained(StateBox(property: property, handler)).toOpaque()
     let callback:
       @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void =
-        { object, _, data in
-          guard let object, let data else { return }
+        { object, spec, data in
+          // notify's arguments: the object and the spec of the property that changed.
+          guard let object, let spec, let data else { return }
           let box = Unmanaged<StateBox>.fromOpaque(data).takeUnretainedValue()
-          guard let nick = cwebrtc_enum_nick(object, box.property) else { return }
-          box.handler(String(cString: nick))
+          let property = spec.assumingMemoryBound(to: GParamSpec.self)
+          var value = GValue()
+          g_value_init(&value, property.pointee.value_type)
+          defer { g_value_unset(&value) }
+          g_object_get_property(object.assumingMemoryBound(to: GObject.self), property.pointee.name, &value)
+          guard case .enumeration(let nick) = Value(reading: &value) else { return }
+          box.handler(nick)
         }
     let release: GClosureNotify = { data, _ in Unmanaged<StateBox>.fromOpaque(data!).release() }
     return cgst_signal_connect(
@@ -172,7 +178,15 @@ public final class WebRTCBin: Sendable {
     g_value_init(&value, gst_webrtc_session_description_get_type())
     defer { g_value_unset(&value) }
     g_object_get_property(element.rawPointer.assumingMemoryBound(to: GObject.self), property, &value)
-    guard let text = cwebrtc_description_text(&value) else { return nil }
+    return Self.sdpText(of: &value)
+  }
+
+  /// The SDP text of a session description held by `value`, or nil when it holds none.
+  fileprivate static func sdpText(of value: UnsafePointer<GValue>) -> String? {
+    guard g_type_check_value_holds(value, gst_webrtc_session_description_get_type()) != 0,
+      let description = g_value_get_boxed(value)?.assumingMemoryBound(to: GstWebRTCSessionDescription.self),
+      let text = gst_sdp_message_as_text(description.pointee.sdp)
+    else { return nil }
     defer { g_free(text) }
     return String(cString: text)
   }
@@ -214,17 +228,7 @@ public final class WebRTCBin: Sendable {
       let changed: GstPromiseChangeFunc = { promise, data in
         let box = Unmanaged<PromiseBox>.fromOpaque(data!).takeUnretainedValue()
         guard let promise, gst_promise_wait(promise) == GST_PROMISE_RESULT_REPLIED else { return box.resume(nil) }
-        var reply = WebRTCBinReply()
-        if let structure = gst_promise_get_reply(promise) {
-          reply.error = cwebrtc_reply_error(structure).map { String(cString: $0) }
-          for field in ["offer", "answer"] {
-            if let text = cwebrtc_reply_text(structure, field) {
-              reply.description = String(cString: text)
-              g_free(text)
-            }
-          }
-        }
-        box.resume(reply)
+        box.resume(WebRTCBinReply(gst_promise_get_reply(promise)))
       }
       let release: GDestroyNotify = { data in Unmanaged<PromiseBox>.fromOpaque(data!).release() }
       let promise = gst_promise_new_with_change_func(changed, box, release)!
@@ -240,6 +244,26 @@ public final class WebRTCBin: Sendable {
 private struct WebRTCBinReply: Sendable {
   var error: String?
   var description: String?
+
+  /// What a promise's reply (nil: none) says: its error, and its description (`offer` or
+  /// `answer`) as SDP text.
+  init(_ reply: UnsafePointer<GstStructure>?) {
+    guard let reply else { return }
+    error = Self.errorMessage(of: reply)
+    for field in ["offer", "answer"] {
+      if let value = gst_structure_get_value(reply, field), let text = WebRTCBin.sdpText(of: value) {
+        description = text
+      }
+    }
+  }
+
+  /// The message of a promise's reply that holds an error (an `error` field), or nil.
+  private static func errorMessage(of reply: UnsafePointer<GstStructure>) -> String? {
+    guard let value = gst_structure_get_value(reply, "error"), g_type_check_value_holds(value, g_error_get_type()) != 0,
+      let error = g_value_get_boxed(value)?.assumingMemoryBound(to: GError.self), let message = error.pointee.message
+    else { return nil }
+    return String(cString: message)
+  }
 }
 
 /// Holds an `on-ice-candidate` handler for the C callback.
