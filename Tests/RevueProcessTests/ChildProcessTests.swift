@@ -90,7 +90,8 @@ import Testing
     let waited = try ChildProcess(Self.shell, ["-c", "exec sleep 60"])
     let waiting = Task { await waited.wait() }
     waiting.cancel()
-    #expect(await waiting.value.wasStopped)
+    // A wait that ignored cancellation would last the child's minute: 10 s say so sooner.
+    #expect(try await withDeadline(10, "the cancelled wait") { await waiting.value }.wasStopped)
     _ = try await Self.ended(waited.pid).exit(within: 10)
   }
 
