@@ -5,10 +5,10 @@ import RevueProcess
 import RevueSDK
 
 extension BenchCommand {
-  /// `revue-bench links`: issue 13's loss matrix and outage, each run a ``LinkTrial`` (stamped
-  /// frames through a ``LinkEmulator``, judged frame by frame against a reference receiver that
-  /// got every packet). Recovery on and off run one after the other for each link, codec and size,
-  /// so that machine noise hits both.
+  /// `revue-bench links`: issue 13's loss matrix and outage, and issue 14's hostile input, each
+  /// run a ``LinkTrial`` (stamped frames through a ``LinkEmulator``, judged frame by frame against
+  /// a reference receiver that got every packet). Recovery on and off run one after the other for
+  /// each link, codec and size, so that machine noise hits both.
   struct Links: Sendable {
     /// Frames of each loss trial (300: 10 s at 30 fps).
     var frames = 300
@@ -28,6 +28,12 @@ extension BenchCommand {
     static let fecRecoveries: [LossRecovery] = [.fec, [.nack, .fec]]
     /// How long the link goes down in the outage trials.
     static let outage = Duration.seconds(5)
+    /// Frames of each hostile-input trial, as `HostileInputTests` pushes them; `--frames` does not
+    /// change it, so that the rows stay the test's.
+    static let hostileFrames = 180
+    /// The link of the hostile-input trials: 2% loss both ways, so that the receiver's NACKs,
+    /// which hostile RTCP could misdirect, are needed.
+    static let hostileLink = link(loss: 0.02)
     /// 30 ± 10 ms each way (± `jitter`).
     static func link(loss: Double = 0, jitter: Duration = .milliseconds(10)) -> LinkConditions {
       LinkConditions(loss: loss, delay: .milliseconds(30), jitter: jitter)
@@ -63,6 +69,18 @@ extension BenchCommand {
             codec: codec, width: 640, height: 480, link: Self.link(), recovery: recovery, frames: outageFrames,
             seed: 5, outage: Self.outage)
         }
+      }
+    }
+
+    /// The hostile-input trials: each ``HostileCase`` alone, then all of them at once (their
+    /// datagrams in turn: `HostileInputTests`'s trial), against VP8 at 640×480 through
+    /// ``hostileLink`` with NACK, ``hostileFrames`` frames at seed 14, as the test ran them when it
+    /// ran one trial per case.
+    var hostileTrials: [LinkTrial] {
+      (HostileCase.allCases.map { [$0] } + [HostileCase.allCases]).map { hostile in
+        LinkTrial(
+          codec: .vp8, width: 640, height: 480, link: Self.hostileLink, recovery: .nack, frames: Self.hostileFrames,
+          seed: 14, hostile: hostile)
       }
     }
 
@@ -236,23 +254,30 @@ extension BenchCommand {
         "seed": "\(trial.seed)", "jitter": "\(Int(trial.link.jitter / .milliseconds(1)))",
       ]
       if let outage = trial.outage { parameters["outage"] = "\(Int(outage / .milliseconds(1)))" }
+      if !trial.hostile.isEmpty { parameters["hostile"] = trial.hostile.map(\.rawValue).joined(separator: ",") }
       return parameters
     }
 
-    /// The trial the parameters of a bench child describe (the link 30 ms ± `jitter`, 10 ms if not given).
+    /// The trial the parameters of a bench child describe (the link 30 ms ± `jitter`, 10 ms if not
+    /// given; `hostile` the cases' names, separated by commas).
+    /// - Throws: ``RevueError`` when a parameter is missing or not understood.
     static func trial(_ parameters: [String: String]) throws -> LinkTrial {
       let recoveries: [String: LossRecovery] = ["nack": .nack, "fec": .fec, "nack+fec": [.nack, .fec], "off": []]
+      let names = parameters["hostile"]?.split(separator: ",", omittingEmptySubsequences: false) ?? []
+      let hostile = names.compactMap { HostileCase(rawValue: String($0)) }
       guard let codec = parameters["codec"].flatMap(VideoCodec.init(rawValue:)),
         let width = parameters["width"].flatMap(Int.init), let height = parameters["height"].flatMap(Int.init),
         let loss = parameters["loss"].flatMap(Double.init),
         let recovery = parameters["recovery"].flatMap({ recoveries[$0] }),
-        let frames = parameters["frames"].flatMap(Int.init), let seed = parameters["seed"].flatMap(UInt64.init)
+        let frames = parameters["frames"].flatMap(Int.init), let seed = parameters["seed"].flatMap(UInt64.init),
+        hostile.count == names.count
       else { throw RevueError(.invalidInput, "bench child: no link trial in \(parameters)") }
       return LinkTrial(
         codec: codec, width: width, height: height,
         link: link(loss: loss, jitter: .milliseconds(parameters["jitter"].flatMap(Int.init) ?? 10)), recovery: recovery,
         frames: frames,
-        seed: seed, outage: parameters["outage"].flatMap(Int.init).map { .milliseconds($0) })
+        seed: seed, outage: parameters["outage"].flatMap(Int.init).map { .milliseconds($0) },
+        hostile: hostile)
     }
 
     /// Runs `trial` in a child process and reads what it measured, or why it failed (its first
@@ -280,8 +305,10 @@ extension BenchCommand {
 
     /// Issue 13's target for a loss trial with recovery on: up to 5% loss, 98% of the frames
     /// intact and no freeze over 200 ms; more, 95% and 500 ms. None with recovery off, or without
-    /// loss (the issue sets none there).
+    /// loss (the issue sets none there). A hostile-input trial's is `HostileInputTests`'s: 98% and
+    /// 200 ms.
     static func target(_ trial: LinkTrial) -> (intact: Double, freeze: Duration)? {
+      if !trial.hostile.isEmpty { return (0.98, .milliseconds(200)) }
       guard !trial.recovery.isEmpty, trial.outage == nil, trial.link.loss > 0 else { return nil }
       return trial.link.loss <= 0.05 ? (0.98, .milliseconds(200)) : (0.95, .milliseconds(500))
     }

@@ -93,6 +93,39 @@ import Testing
     #expect(outages.allSatisfy { $0.frames >= LinkTrial.outageFrame + 150 + 150 })
   }
 
+  @Test(.tier(.unit)) func benchLinksRunsEachHostileCaseAloneThenAllAtOnce() throws {
+    // The old per-case test's trial for each case, then HostileInputTests's.
+    let links = BenchCommand.Links()
+    let trials = links.hostileTrials
+    #expect(trials.map(\.hostile) == HostileCase.allCases.map { [$0] } + [HostileCase.allCases])
+    let link = LinkConditions(loss: 0.02, delay: .milliseconds(30), jitter: .milliseconds(10))
+    for trial in trials {
+      #expect(
+        trial
+          == LinkTrial(
+            codec: .vp8, width: 640, height: 480, link: link, recovery: .nack, frames: 180, seed: 14,
+            hostile: trial.hostile))
+      #expect(BenchCommand.Links.target(trial)! == (0.98, .milliseconds(200)))
+    }
+    var fewer = links
+    fewer.frames = 120
+    #expect(fewer.hostileTrials == trials, "--frames leaves the hostile trials as the test ran them")
+    // The cases go to the child process and back, alone and all at once.
+    for trial in [trials[0], trials.last!] {
+      #expect(try BenchCommand.Links.trial(BenchCommand.Links.parameters(trial)) == trial)
+    }
+    #expect(BenchCommand.Links.parameters(trials[0])["hostile"] == "randomBytes")
+    #expect(
+      BenchCommand.Links.parameters(trials.last!)["hostile"]
+        == HostileCase.allCases.map(\.rawValue).joined(separator: ","))
+    #expect(BenchCommand.Links.parameters(links.outageTrials[0])["hostile"] == nil)
+    var parameters = BenchCommand.Links.parameters(trials[0])
+    for bad in ["ssrcFlood,packetStorm", "", "ssrcFlood,", "SSRCFLOOD"] {
+      parameters["hostile"] = bad
+      #expect(throws: RevueError.self, "hostile=\(bad)") { try BenchCommand.Links.trial(parameters) }
+    }
+  }
+
   @Test(.tier(.pipeline)) func benchChildIsHiddenAndTakesItsArguments() throws {
     #expect(
       try BenchInvocation.parse(["--child", "send", "codec=vp8", "port=20000"])
