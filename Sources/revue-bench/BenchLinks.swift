@@ -122,8 +122,27 @@ extension BenchCommand {
       var keyframesAsked: Int
       var keyframesMade: Int
       var outage: Outage?
+      /// The hostile datagrams sent to the receiver's ports, in a trial with them.
+      var hostileSent: HostileSent?
+      /// Packets the receiver dropped as not RTP (`RemoteVideoTrack.Statistics.invalidPackets`);
+      /// nil in a report from before it was measured.
+      var invalidPackets: Int?
+      /// Packets the receiver dropped as another sender's than the one it follows
+      /// (`RemoteVideoTrack.Statistics.packetsFromOtherSenders`); nil in a report from before it
+      /// was measured.
+      var packetsFromOtherSenders: Int?
       /// ``LinkTrial/Result``'s description.
       var summary: String
+
+      /// The hostile datagrams sent to each port (``HostileTraffic/Sent``).
+      struct HostileSent: Codable, Sendable, Hashable, CustomStringConvertible {
+        /// To the RTP port.
+        var rtp: Int
+        /// To the RTCP port.
+        var rtcp: Int
+        /// `1200 RTP + 300 RTCP`.
+        var description: String { "\(rtp) RTP + \(rtcp) RTCP" }
+      }
 
       /// The share of the frames sent shown intact.
       var fractionIntact: Double { framesSent == 0 ? 1 : Double(framesIntact) / Double(framesSent) }
@@ -156,6 +175,9 @@ extension BenchCommand {
             publicationRunning: outage.publicationRunning, receiverRunning: outage.receiverRunning,
             summary: outage.description)
         }
+        hostileSent = result.hostileSent.map { HostileSent(rtp: $0.rtp, rtcp: $0.rtcp) }
+        invalidPackets = result.received.invalidPackets
+        packetsFromOtherSenders = result.received.packetsFromOtherSenders
         summary = result.description
       }
     }
@@ -214,8 +236,11 @@ extension BenchCommand {
     }
 
     /// Runs every trial, each in a child process of its own (a GStreamer assertion in one must not
-    /// end the bench), printing a line for each as it ends.
-    func run(print: @Sendable (String) -> Void) async -> (loss: [Outcome], outage: [Outcome], load: MachineLoad) {
+    /// end the bench), printing a line for each as it ends: the loss matrix, the outage, then the
+    /// hostile input.
+    func run(print: @Sendable (String) -> Void) async -> (
+      loss: [Outcome], outage: [Outcome], hostile: [Outcome], load: MachineLoad
+    ) {
       var load = MachineLoad()
       let (began, cpuBefore) = (ContinuousClock.now, MachineLoad.cpuSeconds())
       func each(_ trials: [LinkTrial]) async -> [Outcome] {
@@ -241,9 +266,14 @@ extension BenchCommand {
       print("")
       print("outage of \(Self.seconds(Self.outage)) s from frame \(LinkTrial.outageFrame), 30 ± 10 ms, no loss:")
       let outage = await each(outageTrials)
+      print("")
+      print(
+        "hostile input, \(LinkTrial.hostileRate) datagrams/s to the receiver's ports, vp8 640x480, "
+          + "\(Self.percent(Self.hostileLink.loss)) loss, 30 ± 10 ms, \(Self.hostileFrames) frames:")
+      let hostile = await each(hostileTrials)
       load.seconds = Double((ContinuousClock.now - began) / .milliseconds(1)) / 1000
       if let cpuBefore, let cpuAfter = MachineLoad.cpuSeconds() { load.machineCPUSeconds = cpuAfter - cpuBefore }
-      return (loss, outage, load)
+      return (loss, outage, hostile, load)
     }
 
     /// A trial as the parameters of a bench child (`revue-bench --child link-trial …`).
@@ -340,14 +370,17 @@ extension BenchCommand {
       "loss codec size      recovery  intact                freeze  >200  lost fwd/back  NACKs  resent (per lost)"
       + "  FEC  PLI asked/made  target"
 
-    /// One trial as a line of the terminal table.
+    /// One trial as a line of the terminal table: a hostile-input trial's names its cases and the
+    /// datagrams sent.
     static func line(_ outcome: Outcome) -> String {
       let trial = outcome.trial
       var text =
         pad(percent(trial.link.loss), 5) + pad(trial.codec.rawValue, 6) + pad("\(trial.width)x\(trial.height)", 10)
         + pad(LinkTrial.name(of: trial.recovery), 10)
+      let hostile = trial.hostile.isEmpty ? "" : "hostile \(LinkTrial.name(of: trial.hostile))"
       guard let result = outcome.result else {
-        return text + "FAILED after \(String(format: "%.1f", outcome.seconds)) s: \(outcome.failure ?? "?")"
+        return text + (hostile.isEmpty ? "" : hostile + ": ")
+          + "FAILED after \(String(format: "%.1f", outcome.seconds)) s: \(outcome.failure ?? "?")"
       }
       text +=
         pad("\(result.framesIntact)/\(result.framesSent) (\(percent(result.fractionIntact, digits: 1)))", 22)
@@ -356,6 +389,12 @@ extension BenchCommand {
         + pad(resent(result), 19) + pad("\(result.packetsRebuiltByFEC)", 5)
         + pad("\(result.keyframesAsked)/\(result.keyframesMade)", 16)
       if let outage = result.outage { text += outage.summary + "  " }
+      if !hostile.isEmpty {
+        text +=
+          hostile + ": " + (result.hostileSent.map { "\($0) sent" } ?? "none sent")
+          + ", \(result.invalidPackets.map(String.init) ?? "?") not RTP, "
+          + "\(result.packetsFromOtherSenders.map(String.init) ?? "?") from other senders  "
+      }
       if let cpu = outcome.cpuSeconds { text += String(format: "CPU %.1f s  ", cpu) }
       let target = Self.verdict(outcome)
       return text + (target.isEmpty ? "" : "[\(target)]") + String(format: "  (%.0f s)", outcome.seconds)
@@ -436,7 +475,7 @@ extension BenchCommand {
       links.outageFrames = max(frames, 390)
     }
     // Each line as it comes, also into a pipe or a file (print alone buffers those).
-    let (loss, outage, load) = await links.run { line in
+    let (loss, outage, hostile, load) = await links.run { line in
       print(line)
       fflush(nil)
     }
@@ -444,17 +483,19 @@ extension BenchCommand {
     print(String(format: "bench links: %.0f s", seconds))
     if let markdownPath {
       let text = links.markdown(
-        loss: loss, outage: outage, load: load, seconds: seconds, command: linksCommand(markdownPath))
+        loss: loss, outage: outage, hostile: hostile, load: load, seconds: seconds,
+        command: linksCommand(markdownPath))
       try text.write(toFile: markdownPath, atomically: true, encoding: .utf8)
     }
     if let jsonPath {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
       let report = Links.Report(
-        seconds: seconds, machine: load, loss: loss.map(Links.Entry.init), outage: outage.map(Links.Entry.init))
+        seconds: seconds, machine: load, loss: loss.map(Links.Entry.init), outage: outage.map(Links.Entry.init),
+        hostile: hostile.map(Links.Entry.init))
       try encoder.encode(report).write(to: URL(fileURLWithPath: jsonPath))
     }
-    let failed = (loss + outage).filter { $0.result == nil }
+    let failed = (loss + outage + hostile).filter { $0.result == nil }
     if !failed.isEmpty {
       throw RevueError(.invalidState, "bench links: \(failed.count) trials failed (see the table)")
     }
@@ -480,6 +521,8 @@ extension BenchCommand.Links {
     var frames: Int
     var seed: UInt64
     var outageSeconds: Double?
+    /// The hostile cases' names, in a hostile-input trial.
+    var hostile: [String]?
     var seconds: Double
     var cpuSeconds: Double?
     var target: String?
@@ -491,6 +534,7 @@ extension BenchCommand.Links {
       (codec, width, height, loss) = (trial.codec.rawValue, trial.width, trial.height, trial.link.loss)
       (recovery, frames, seed) = (LinkTrial.name(of: trial.recovery), trial.frames, trial.seed)
       outageSeconds = trial.outage.map { $0 / .milliseconds(1) / 1000 }
+      hostile = trial.hostile.isEmpty ? nil : trial.hostile.map(\.rawValue)
       (seconds, failure, measured) = (outcome.seconds, outcome.failure, outcome.result)
       cpuSeconds = outcome.cpuSeconds
       let verdict = BenchCommand.Links.verdict(outcome)
@@ -504,11 +548,15 @@ extension BenchCommand.Links {
     var machine: MachineLoad
     var loss: [Entry]
     var outage: [Entry]
+    /// The hostile-input trials.
+    var hostile: [Entry]
   }
 
-  /// docs/loss-recovery.md: how Revue recovers, the loss matrix, the overhead, the outage, and
-  /// the targets missed.
-  func markdown(loss: [Outcome], outage: [Outcome], load: MachineLoad, seconds: Double, command: String) -> String {
+  /// docs/loss-recovery.md: how Revue recovers, the loss matrix, the overhead, the outage, the
+  /// hostile input, and the targets missed.
+  func markdown(
+    loss: [Outcome], outage: [Outcome], hostile: [Outcome], load: MachineLoad, seconds: Double, command: String
+  ) -> String {
     var lines = [
       "# Loss recovery on real links", "",
       "Made by `\(command)` in \(String(format: "%.0f", seconds)) s, on "
@@ -588,9 +636,10 @@ extension BenchCommand.Links {
           + "| \(intact) | \(Int(result.longestFreezeMs.rounded())) ms "
           + "| \(result.keyframesAsked) / \(result.keyframesMade) | \(Self.verdict(outcome)) |")
     }
+    lines += Self.hostileSection(hostile)
     lines += Self.fecFindings(loss)
     lines += ["", "## Targets missed", ""]
-    let missed = (loss + outage).filter { Self.verdict($0).hasSuffix("MISSED") }
+    let missed = (loss + outage + hostile).filter { Self.verdict($0).hasSuffix("MISSED") }
     if missed.isEmpty {
       lines.append("None in this run.")
     } else {
@@ -614,6 +663,31 @@ extension BenchCommand.Links {
     }
     lines += ["", Self.closing]
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The `## Hostile input` section: its introduction and a row for each trial.
+  static func hostileSection(_ hostile: [Outcome]) -> [String] {
+    var lines = [
+      "", "## Hostile input", "", hostileIntroduction, "",
+      "| case | frames intact | longest freeze | hostile datagrams (RTP + RTCP) | not RTP | from other senders "
+        + "| target |",
+      "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for outcome in hostile {
+      let cases = outcome.trial.hostile
+      let head = "| \(cases == HostileCase.allCases ? "**every case at once**" : "`\(LinkTrial.name(of: cases))`") |"
+      guard let result = outcome.result else {
+        lines.append(head + " **failed** (see *Targets missed*) | — | — | — | — | MISSED |")
+        continue
+      }
+      let intact = "\(Self.percent(result.fractionIntact, digits: 1)) (\(result.framesIntact) of \(result.framesSent))"
+      let sent = result.hostileSent.map { "\($0.rtp) + \($0.rtcp)" } ?? "—"
+      lines.append(
+        head + " \(intact) | \(Int(result.longestFreezeMs.rounded())) ms | \(sent) "
+          + "| \(result.invalidPackets.map(String.init) ?? "—") "
+          + "| \(result.packetsFromOtherSenders.map(String.init) ?? "—") | \(Self.verdict(outcome)) |")
+    }
+    return lines
   }
 
   /// The overhead in a few sentences: retransmissions per packet lost through loss, and the
