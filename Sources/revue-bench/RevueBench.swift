@@ -39,12 +39,14 @@ enum BenchInvocation: Equatable, ProgramCommand {
         program)
       links (run only when named, and alone: loss 0, 5% and 10% both ways at 30 ± 10 ms
         × VP8, H.264 × 640x480, 1280x720 × recovery nack, off (and FEC at 640x480), then a 5 s
-        outage; frames intact and longest freeze judged against a lossless reference receiver;
-        about 6 minutes; --markdown writes docs/loss-recovery.md)
+        outage, then hostile input: each of the 12 cases alone and all at once, 500 datagrams
+        a second to the receiver beside VP8 640x480 through 2% loss with NACK, 180 frames
+        each (13 trials of about 7 s); frames intact and longest freeze judged against a
+        lossless reference receiver; about 8 minutes; --markdown writes docs/loss-recovery.md)
 
     options:
       --frames N       frames per run (default: 300 capture, 90 send/receive, 240 latency,
-                       300 each links trial)
+                       300 each links loss trial; the hostile-input trials keep 180)
       --runs N         runs of each side, their median reported (default: 3)
       --minutes N      how long the soak runs (default: 10)
       --json FILE      write the report as JSON

@@ -93,6 +93,83 @@ import Testing
     #expect(outages.allSatisfy { $0.frames >= LinkTrial.outageFrame + 150 + 150 })
   }
 
+  @Test(.tier(.unit)) func benchLinksRunsEachHostileCaseAloneThenAllAtOnce() throws {
+    #expect(BenchInvocation.usage.contains("each of the 12 cases alone and all at once"))
+    #expect(HostileCase.allCases.count == 12, "the usage counts the cases")
+    // The old per-case test's trial for each case, then HostileInputTests's.
+    let links = BenchCommand.Links()
+    let trials = links.hostileTrials
+    #expect(trials.map(\.hostile) == HostileCase.allCases.map { [$0] } + [HostileCase.allCases])
+    let link = LinkConditions(loss: 0.02, delay: .milliseconds(30), jitter: .milliseconds(10))
+    for trial in trials {
+      #expect(
+        trial
+          == LinkTrial(
+            codec: .vp8, width: 640, height: 480, link: link, recovery: .nack, frames: 180, seed: 14,
+            hostile: trial.hostile))
+      #expect(BenchCommand.Links.target(trial)! == (0.98, .milliseconds(200)))
+    }
+    var fewer = links
+    fewer.frames = 120
+    #expect(fewer.hostileTrials == trials, "--frames leaves the hostile trials as the test ran them")
+    // The cases go to the child process and back, alone and all at once.
+    for trial in [trials[0], trials.last!] {
+      #expect(try BenchCommand.Links.trial(BenchCommand.Links.parameters(trial)) == trial)
+    }
+    #expect(BenchCommand.Links.parameters(trials[0])["hostile"] == "randomBytes")
+    #expect(
+      BenchCommand.Links.parameters(trials.last!)["hostile"]
+        == HostileCase.allCases.map(\.rawValue).joined(separator: ","))
+    #expect(BenchCommand.Links.parameters(links.outageTrials[0])["hostile"] == nil)
+    var parameters = BenchCommand.Links.parameters(trials[0])
+    for bad in ["ssrcFlood,packetStorm", "", "ssrcFlood,", "SSRCFLOOD"] {
+      parameters["hostile"] = bad
+      #expect(throws: RevueError.self, "hostile=\(bad)") { try BenchCommand.Links.trial(parameters) }
+    }
+  }
+
+  @Test(.tier(.unit)) func benchLinksJudgesAHostileTrialByTheTestsTarget() throws {
+    // A report from before the hostile counts were measured still reads.
+    let old = """
+      {"framesSent": 105, "framesShown": 105, "framesIntact": 104, "longestFreezeMs": 120, "freezesOver200Ms": 0,
+       "forward": {"packetsIn": 400, "bytesIn": 300000, "lost": 8}, "backward": {"packetsIn": 40, "bytesIn": 4000,
+       "lost": 1}, "nacksSent": 8, "retransmissionsUsed": 30, "packetsRebuiltByFEC": 0, "packetsGivenUp": 0,
+       "keyframesAsked": 0, "keyframesMade": 0, "summary": "old"}
+      """
+    let measured = try JSONDecoder().decode(BenchCommand.Links.Measured.self, from: Data(old.utf8))
+    #expect(measured.hostileSent == nil && measured.invalidPackets == nil && measured.packetsFromOtherSenders == nil)
+    var result = measured
+    result.hostileSent = .init(rtp: 1500, rtcp: 500)
+    (result.invalidPackets, result.packetsFromOtherSenders) = (700, 900)
+    let again = try JSONDecoder().decode(BenchCommand.Links.Measured.self, from: JSONEncoder().encode(result))
+    #expect(again == result)
+
+    let trial = BenchCommand.Links().hostileTrials[11]
+    #expect(trial.hostile == [.ssrcFlood])
+    let met = BenchCommand.Links.Outcome(trial: trial, result: result, seconds: 7)
+    #expect(BenchCommand.Links.verdict(met) == "≥ 98%, ≤ 200 ms: met")
+    let line = BenchCommand.Links.line(met)
+    #expect(
+      line.contains("hostile ssrcFlood: 1500 RTP + 500 RTCP sent, 700 not RTP, 900 from other senders"), "\(line)")
+    result.longestFreezeMs = 201
+    let frozen = BenchCommand.Links.Outcome(trial: trial, result: result, seconds: 7)
+    #expect(BenchCommand.Links.verdict(frozen) == "≥ 98%, ≤ 200 ms: MISSED")
+    let failed = BenchCommand.Links.Outcome(trial: trial, failure: "the trial's process failed: boom", seconds: 1)
+    #expect(BenchCommand.Links.verdict(failed) == "≥ 98%, ≤ 200 ms: MISSED")
+    #expect(BenchCommand.Links.line(failed).contains("hostile ssrcFlood: FAILED"))
+
+    let markdown = BenchCommand.Links().markdown(
+      loss: [], outage: [], hostile: [met, frozen, failed], load: .init(), seconds: 1, command: "bench")
+    #expect(markdown.contains("## Hostile input"))
+    #expect(
+      markdown.contains(
+        "| `ssrcFlood` | 99.0% (104 of 105) | 120 ms | 1500 + 500 | 700 | 900 | ≥ 98%, ≤ 200 ms: met |"))
+    #expect(markdown.contains("| `ssrcFlood` | **failed** (see *Targets missed*) | — | — | — | — | MISSED |"))
+    let missed = try #require(markdown.components(separatedBy: "## Targets missed").last)
+    #expect(missed.contains("hostile ssrcFlood: old (≥ 98%, ≤ 200 ms: MISSED)"), "\(missed)")
+    #expect(missed.contains("hostile ssrcFlood: the trial's process failed: boom"), "\(missed)")
+  }
+
   @Test(.tier(.pipeline)) func benchChildIsHiddenAndTakesItsArguments() throws {
     #expect(
       try BenchInvocation.parse(["--child", "send", "codec=vp8", "port=20000"])

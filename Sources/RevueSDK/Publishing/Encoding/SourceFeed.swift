@@ -74,7 +74,9 @@ final class SourceFeed: MediaSink {
       guard let (clock, isSystem) = state.clock else { return }
       if state.timeline == nil { state.timeline = CaptureTimeline(baseTime: source.baseTime) }
       guard let time = state.timeline?.runningTime(ofCapture: (isSystem ? captured : nil) ?? clock.time) else {
-        return RevueLog.log(.debug, "Publication", "buffer dropped: captured no later than the last one fed, or before the start after another")
+        return RevueLog.log(
+          .debug, "Publication",
+          "buffer dropped: captured no later than the last one fed, or before the start after another")
       }
       if state.caps != caps {
         source.caps = withFrameRate(caps)
