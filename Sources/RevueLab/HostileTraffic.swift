@@ -48,7 +48,7 @@ public struct HostileTraffic: Sendable {
   public typealias Datagram = (bytes: [UInt8], toRTCP: Bool)
 
   /// The datagrams sent to each port.
-  public struct Sent: Sendable, Hashable, CustomStringConvertible {
+  public struct Sent: Codable, Sendable, Hashable, CustomStringConvertible {
     /// To the RTP port.
     public var rtp = 0
     /// To the RTCP port.

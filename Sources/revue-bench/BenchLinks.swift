@@ -123,7 +123,7 @@ extension BenchCommand {
       var keyframesMade: Int
       var outage: Outage?
       /// The hostile datagrams sent to the receiver's ports, in a trial with them.
-      var hostileSent: HostileSent?
+      var hostileSent: HostileTraffic.Sent?
       /// Packets the receiver dropped as not RTP (`RemoteVideoTrack.Statistics.invalidPackets`);
       /// nil in a report from before it was measured.
       var invalidPackets: Int?
@@ -133,16 +133,6 @@ extension BenchCommand {
       var packetsFromOtherSenders: Int?
       /// ``LinkTrial/Result``'s description.
       var summary: String
-
-      /// The hostile datagrams sent to each port (``HostileTraffic/Sent``).
-      struct HostileSent: Codable, Sendable, Hashable, CustomStringConvertible {
-        /// To the RTP port.
-        var rtp: Int
-        /// To the RTCP port.
-        var rtcp: Int
-        /// `1200 RTP + 300 RTCP`.
-        var description: String { "\(rtp) RTP + \(rtcp) RTCP" }
-      }
 
       /// The share of the frames sent shown intact.
       var fractionIntact: Double { framesSent == 0 ? 1 : Double(framesIntact) / Double(framesSent) }
@@ -175,7 +165,7 @@ extension BenchCommand {
             publicationRunning: outage.publicationRunning, receiverRunning: outage.receiverRunning,
             summary: outage.description)
         }
-        hostileSent = result.hostileSent.map { HostileSent(rtp: $0.rtp, rtcp: $0.rtcp) }
+        hostileSent = result.hostileSent
         invalidPackets = result.received.invalidPackets
         packetsFromOtherSenders = result.received.packetsFromOtherSenders
         summary = result.description
