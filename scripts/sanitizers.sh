@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the tests under a sanitizer (docs/sanitizers.md).
 #
-#   scripts/sanitizers.sh address [swift test options...]   AddressSanitizer + LeakSanitizer, every test
-#   scripts/sanitizers.sh thread [swift test options...]    ThreadSanitizer, every test but the CLI's and the bench's end to end
+#   scripts/sanitizers.sh address [swift test options...]   AddressSanitizer + LeakSanitizer, every test, in parallel
+#   scripts/sanitizers.sh thread [swift test options...]    ThreadSanitizer, every test but the CLI's and the bench's end to end, one at a time
 #
 # Each sanitizer builds into a folder of its own (.build/asan, .build/tsan), so the plain build
 # stays as it is. Suppressions, each with its reason, are in scripts/sanitizers/{lsan,tsan}.supp.
@@ -24,7 +24,7 @@ case "$sanitizer" in
   address)
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
     export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
-    exec swift test --sanitize=address --build-path .build/asan --no-parallel "$@"
+    exec swift test --sanitize=address --build-path .build/asan "$@"
     ;;
   thread)
     # Every test but the end-to-end ones of the CLI and the bench, whose `revue` and `revue-bench`

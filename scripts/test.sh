@@ -2,10 +2,10 @@
 # Sets up a fresh Debian machine (scripts/setup.sh), builds everything and runs every test, then
 # fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md) and runs the unit and
 # pipeline tiers and the realtime smoke set again under AddressSanitizer and LeakSanitizer
-# (scripts/sanitizers.sh address, docs/sanitizers.md). Tests run one at a time (--no-parallel),
-# the order the suites were written in. Plain `swift test` runs them in parallel and passes too:
-# the tests that need the process to themselves (the lifetime tests count its GStreamer objects
-# and threads) say so with .wholeProcess (Tests/RevueTestSupport/ProcessGate.swift).
+# (scripts/sanitizers.sh address, docs/sanitizers.md). The tests run as `swift test` runs them,
+# in parallel: the tests that need the process to themselves (the lifetime tests count its
+# GStreamer objects and threads; the link trials need both cores) say so with .wholeProcess
+# (Tests/RevueTestSupport/ProcessGate.swift). `swift test --no-parallel` runs them one at a time.
 #
 # Each suite is in a tier (Tests/RevueTestSupport/Tiers.swift): unit (pure logic), pipeline
 # (short real pipelines), realtime (link trials, floods, soak, congestion) and interop (ffmpeg,
@@ -25,7 +25,7 @@ step() {
 }
 
 step scripts/setup.sh
-step swift build
-step swift test --no-parallel
+step swift build --build-tests
+step swift test
 step scripts/fuzz.sh --seconds 20
 REVUE_TEST_TIERS=unit,pipeline,smoke step scripts/sanitizers.sh address
