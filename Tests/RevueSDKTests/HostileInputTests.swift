@@ -11,23 +11,11 @@ import Testing
 /// receiver that got only the valid stream (``LinkTrial``). The stream crosses a link that loses
 /// 2% of the packets each way, so that the receiver's NACKs, which hostile RTCP could misdirect,
 /// are needed. This is the short form: `revue-bench links` runs each case alone (the figures in
-/// docs/loss-recovery.md), and the test below sends each alone to a receiver with no sender.
+/// docs/loss-recovery.md), and the other test sends each alone to a receiver with no sender.
 @Suite(.tier(.realtime), .serialized, .sharedProcess, .timeLimit(.minutes(5))) struct HostileInputTests {
   init() { TestEnvironment.prepare() }
 
   static let link = LinkConditions(loss: 0.02, delay: .milliseconds(30), jitter: .milliseconds(10))
-
-  @Test(.wholeProcess) func theStreamIsShownIntactThroughEveryCaseAtOnce() async throws {
-    let trial = LinkTrial(
-      codec: .vp8, width: 640, height: 480, link: Self.link, recovery: .nack, frames: 180, seed: 14,
-      hostile: HostileCase.allCases)
-    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
-    print("\(trial): \(result)")
-    let sent = try #require(result.hostileSent)
-    #expect(sent.rtp + sent.rtcp > 500, "the hostile traffic ran for over a second")
-    #expect(result.verdict.fractionIntact >= TestEnvironment.allowing(intact: 0.98), "\(trial): \(result)")
-    #expect(result.verdict.longestFreeze <= TestEnvironment.allowing(.milliseconds(200)), "\(trial): \(result)")
-  }
 
   /// With no sender to follow every packet reaches the session, the jitter buffer and the
   /// depayloader: each case for half a second at 2000 datagrams a second, then a sender that is
@@ -55,5 +43,17 @@ import Testing
       await sending.disconnect()
       await receiving.disconnect()
     }
+  }
+
+  @Test(.wholeProcess) func theStreamIsShownIntactThroughEveryCaseAtOnce() async throws {
+    let trial = LinkTrial(
+      codec: .vp8, width: 640, height: 480, link: Self.link, recovery: .nack, frames: 180, seed: 14,
+      hostile: HostileCase.allCases)
+    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
+    print("\(trial): \(result)")
+    let sent = try #require(result.hostileSent)
+    #expect(sent.rtp + sent.rtcp > 500, "the hostile traffic ran for over a second")
+    #expect(result.verdict.fractionIntact >= TestEnvironment.allowing(intact: 0.98), "\(trial): \(result)")
+    #expect(result.verdict.longestFreeze <= TestEnvironment.allowing(.milliseconds(200)), "\(trial): \(result)")
   }
 }

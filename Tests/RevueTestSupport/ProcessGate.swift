@@ -10,6 +10,11 @@ import Testing
 /// (they count the GStreamer objects and threads of the whole process), and so do tests that
 /// depend on every camera the process has (picking one by position, or none at all).
 ///
+/// Those that share the process run first, a few at a time (``ReadersWriterGate``), then those
+/// that need it alone. A `.serialized` suite runs its tests in the order they are written, so
+/// one that needs the process alone goes last in its suite: the tests after it would wait with
+/// it, and then run one at a time beside nothing.
+///
 /// Before a test starts, the trait prepares GStreamer (``TestEnvironment/prepare()``), so the
 /// leaks tracer is on whichever test comes first. The wait for the process happens outside the
 /// test's time limit. Once a test case's time limit has cancelled it, it has
