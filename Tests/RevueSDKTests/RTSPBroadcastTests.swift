@@ -263,6 +263,40 @@ import Testing
       try await track.capturer?.stopCapture()
     }
   }
+  /// A fault of the media (an error injected into its payloader, as a failing encoder or socket
+  /// posts one) reaches the broadcast's events with the element and GStreamer's text; it ends
+  /// the media's client, not the broadcast: the next client decodes from a new media.
+  @Test func aFaultOfTheMediaIsAnEventAndEndsOnlyThatMedia() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await Self.camera(devices[0])
+      let broadcast = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0)
+      let events = broadcast.events
+      let url = "rtsp://127.0.0.1:\(broadcast.port)/camera"
+      let first = try Self.ffmpeg(url, transport: "tcp", frames: 1800)
+      try await first.waitForError(containing: "Output #0", within: 20)
+      let payloader = try #require(broadcast.feed.state.withLock { $0.payloader })
+      payloader.postError("injected media failure")
+      let fault = try await withDeadline(10, "the media's fault") { () -> MediaFault? in
+        for await event in events {
+          if case .fault(let fault) = event, fault.severity == .error { return fault }
+        }
+        return nil
+      }
+      #expect(
+        fault?.elementName == "pay0" && fault?.message == "injected media failure", "\(String(describing: fault))")
+      // The server closed its connection: ffmpeg ends there, well short of its 1800 frames.
+      let ended = try await first.exit(within: 30)
+      #expect(!ended.error.contains("frame= 1800"), "the first client's media ended: \(ended.error.suffix(300))")
+      #expect(broadcast.state == .running)
+      let second = try await Self.ffmpeg(url, transport: "tcp").exit(within: 30)
+      #expect(second.status == 0 && second.error.contains("frame=   30"), "\(second.error.suffix(600))")
+      #expect(broadcast.statistics.encodersStarted == 2)
+      broadcast.stop()
+      #expect(broadcast.state == .stopped)
+      try await track.capturer?.stopCapture()
+    }
+  }
+
   /// Issue 26: the virtual camera and the sync signal's microphone served as one media (VP8 and
   /// Opus), played by GStreamer's `rtspsrc`, which lines the streams up by the server's RTCP
   /// sender reports: in its recording each flash's beep starts within ±10 ms of the flash, as
@@ -298,40 +332,6 @@ import Testing
       #expect(statistics.audioBuffersSent > 100 && statistics.framesSent > 100, "\(statistics)")
       #expect(skews.count >= 3, "flashes \(onsets.flashes), beeps \(onsets.beeps)")
       #expect(skews.allSatisfy { abs($0) <= 10 }, "skews \(skews) ms")
-    }
-  }
-
-  /// A fault of the media (an error injected into its payloader, as a failing encoder or socket
-  /// posts one) reaches the broadcast's events with the element and GStreamer's text; it ends
-  /// the media's client, not the broadcast: the next client decodes from a new media.
-  @Test func aFaultOfTheMediaIsAnEventAndEndsOnlyThatMedia() async throws {
-    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
-      let track = try await Self.camera(devices[0])
-      let broadcast = try RTSPBroadcast(track: track, address: "127.0.0.1", port: 0)
-      let events = broadcast.events
-      let url = "rtsp://127.0.0.1:\(broadcast.port)/camera"
-      let first = try Self.ffmpeg(url, transport: "tcp", frames: 1800)
-      try await first.waitForError(containing: "Output #0", within: 20)
-      let payloader = try #require(broadcast.feed.state.withLock { $0.payloader })
-      payloader.postError("injected media failure")
-      let fault = try await withDeadline(10, "the media's fault") { () -> MediaFault? in
-        for await event in events {
-          if case .fault(let fault) = event, fault.severity == .error { return fault }
-        }
-        return nil
-      }
-      #expect(
-        fault?.elementName == "pay0" && fault?.message == "injected media failure", "\(String(describing: fault))")
-      // The server closed its connection: ffmpeg ends there, well short of its 1800 frames.
-      let ended = try await first.exit(within: 30)
-      #expect(!ended.error.contains("frame= 1800"), "the first client's media ended: \(ended.error.suffix(300))")
-      #expect(broadcast.state == .running)
-      let second = try await Self.ffmpeg(url, transport: "tcp").exit(within: 30)
-      #expect(second.status == 0 && second.error.contains("frame=   30"), "\(second.error.suffix(600))")
-      #expect(broadcast.statistics.encodersStarted == 2)
-      broadcast.stop()
-      #expect(broadcast.state == .stopped)
-      try await track.capturer?.stopCapture()
     }
   }
 }

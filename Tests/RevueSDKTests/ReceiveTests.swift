@@ -62,37 +62,6 @@ import Testing
     }
   }
 
-  /// The camera's frames are its clock (a keyframe within 60 frames), which tests running
-  /// beside it would slow: it runs alone.
-  @Test(.tier(.pipeline), .wholeProcess, arguments: [VideoCodec.vp8, .h264])
-  func aReceiverThatJoinsLateAsksForAKeyframe(
-    _ codec: VideoCodec
-  ) async throws {
-    try await TestCameras.with(["csi-camera-module"]) { devices in
-      let port = FreePorts.rtp()
-      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
-        to: port, camera: devices[0], dimensions: .h360_169)
-      let local = FrameStream()
-      participant.cameraTrack.add(videoRenderer: local)
-      let publication = try await participant.publish(
-        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
-      try await capturer.startCapture()
-      // The first keyframe has gone by the time the receiver starts; the next periodic one
-      // would come at frame 60.
-      _ = try await local.next { _ in local.count >= 10 }
-      let receiving = Room()
-      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=\(codec)")!)
-      let renderer = FrameStream()
-      remote.videoTrack!.add(videoRenderer: renderer)
-      _ = try await renderer.next()
-      #expect(local.count < 60, "the first frame came with the periodic keyframe, not one asked for")
-      #expect(publication.statistics.keyframes >= 2)
-      try await capturer.stopCapture()
-      await sending.disconnect()
-      await receiving.disconnect()
-    }
-  }
-
   @Test(.tier(.pipeline)) func receivingFromAPlainGstLaunchSender() async throws {
     let port = FreePorts.rtp()
     let room = Room()
@@ -177,71 +146,6 @@ import Testing
       participant.setCamera(enabled: true)
       _ = try await renderer.next { $0.dimensions == .h720_169 }
       participant.setCamera(enabled: false)
-      await sending.disconnect()
-      await receiving.disconnect()
-    }
-  }
-
-  /// Measures the latency and the frames dropped, which tests running beside it would raise: it
-  /// runs alone.
-  @Test(.tier(.interop), .wholeProcess) func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
-    let microphone = try await MicrophoneTests.microphone()
-    defer { VirtualDevices.remove(microphone.id) }
-    try await TestCameras.with(["csi-camera-module"]) { devices in
-      let sending = Room()
-      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp())")!)
-      let participant = try #require(sending.localParticipant)
-      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
-      _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
-      _ = try await participant.publish(videoTrack: participant.cameraTrack)
-      let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
-      _ = try await participant.publish(audioTrack: audio, options: AudioPublishOptions(dtx: false))
-
-      let receiving = Room()
-      let remote = try await receiving.listen(sdp: sending.sdp, on: "127.0.0.1")
-      let identities = remote.identityUpdates
-      let frames = FrameStream()
-      remote.videoTrack?.add(videoRenderer: frames)
-      let sound = AudioStream()
-      remote.audioTrack?.add(audioRenderer: sound)
-      try await capturer.startCapture()
-      try await audio.capturer?.startCapture()
-      _ = try await frames.next()
-      let buffers = sound.buffers
-      let heard: AudioPCMBuffer? = try await withDeadline(20, "a received audio buffer") {
-        for await buffer in buffers { return buffer }
-        return nil
-      }
-      #expect(heard?.sampleRate == 48_000 && heard?.channelCount == 2)
-      #expect(try #require(remote.audioTrack).statistics.packetsReceived > 0)
-      // Played on a sound output: ALSA's null device, which takes audio in real time.
-      let speaker = try AudioPlayer(alsaDevice: "null")
-      let played = speaker.playing()
-      remote.audioTrack?.add(audioRenderer: speaker)
-      try await withDeadline(20, "200 ms played") {
-        for await frames in played where frames >= 48_000 / 5 { return }
-      }
-      #expect(speaker.framesPlayed >= 48_000 / 5)
-      speaker.stop()
-      // The sender's first RTCP report names it (its CNAME, also in the SDP).
-      let identity: String? = try await withDeadline(20, "the sender's first RTCP report") {
-        for await name in identities { return name }
-        return nil
-      }
-      #expect(identity == remote.identity)
-      #expect(sending.sdp.contains("cname:\(identity ?? "?")"))
-      // With a sender report in, each decoded frame has a latency: sender and receiver share
-      // this machine's clock, so it is exact here, and loopback drops no frame.
-      let video = try #require(remote.videoTrack)
-      _ = video.statistics  // the latency is the mean since the previous read
-      let decoded = frames.count
-      _ = try await frames.next { _ in frames.count > decoded + 5 }
-      let statistics = video.statistics
-      let latency = try #require(statistics.latency)
-      #expect(latency > .zero && latency < .milliseconds(500), "\(latency)")
-      #expect(statistics.framesDropped == 0)
-      try await capturer.stopCapture()
-      try await audio.capturer?.stopCapture()
       await sending.disconnect()
       await receiving.disconnect()
     }
@@ -425,5 +329,101 @@ import Testing
     await #expect {
       try await Room().listen(sdp: "v=0\n")
     } throws: { error in "\(error)".contains("no media line") }
+  }
+
+  /// The camera's frames are its clock (a keyframe within 60 frames), which tests running
+  /// beside it would slow: it runs alone.
+  @Test(.tier(.pipeline), .wholeProcess, arguments: [VideoCodec.vp8, .h264])
+  func aReceiverThatJoinsLateAsksForAKeyframe(
+    _ codec: VideoCodec
+  ) async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let port = FreePorts.rtp()
+      let (sending, participant, capturer) = try await TestCameras.sendingRoom(
+        to: port, camera: devices[0], dimensions: .h360_169)
+      let local = FrameStream()
+      participant.cameraTrack.add(videoRenderer: local)
+      let publication = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: codec))
+      try await capturer.startCapture()
+      // The first keyframe has gone by the time the receiver starts; the next periodic one
+      // would come at frame 60.
+      _ = try await local.next { _ in local.count >= 10 }
+      let receiving = Room()
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=\(codec)")!)
+      let renderer = FrameStream()
+      remote.videoTrack!.add(videoRenderer: renderer)
+      _ = try await renderer.next()
+      #expect(local.count < 60, "the first frame came with the periodic keyframe, not one asked for")
+      #expect(publication.statistics.keyframes >= 2)
+      try await capturer.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
+  }
+
+  /// Measures the latency and the frames dropped, which tests running beside it would raise: it
+  /// runs alone.
+  @Test(.tier(.interop), .wholeProcess) func listeningFromTheSendersSDPReceivesVideoAndAudio() async throws {
+    let microphone = try await MicrophoneTests.microphone()
+    defer { VirtualDevices.remove(microphone.id) }
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let sending = Room()
+      try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp())")!)
+      let participant = try #require(sending.localParticipant)
+      let capturer = try #require(participant.cameraTrack.capturer as? CameraCapturer)
+      _ = try await capturer.set(options: CameraCaptureOptions(device: devices[0], dimensions: .h720_169))
+      _ = try await participant.publish(videoTrack: participant.cameraTrack)
+      let audio = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: microphone))
+      _ = try await participant.publish(audioTrack: audio, options: AudioPublishOptions(dtx: false))
+
+      let receiving = Room()
+      let remote = try await receiving.listen(sdp: sending.sdp, on: "127.0.0.1")
+      let identities = remote.identityUpdates
+      let frames = FrameStream()
+      remote.videoTrack?.add(videoRenderer: frames)
+      let sound = AudioStream()
+      remote.audioTrack?.add(audioRenderer: sound)
+      try await capturer.startCapture()
+      try await audio.capturer?.startCapture()
+      _ = try await frames.next()
+      let buffers = sound.buffers
+      let heard: AudioPCMBuffer? = try await withDeadline(20, "a received audio buffer") {
+        for await buffer in buffers { return buffer }
+        return nil
+      }
+      #expect(heard?.sampleRate == 48_000 && heard?.channelCount == 2)
+      #expect(try #require(remote.audioTrack).statistics.packetsReceived > 0)
+      // Played on a sound output: ALSA's null device, which takes audio in real time.
+      let speaker = try AudioPlayer(alsaDevice: "null")
+      let played = speaker.playing()
+      remote.audioTrack?.add(audioRenderer: speaker)
+      try await withDeadline(20, "200 ms played") {
+        for await frames in played where frames >= 48_000 / 5 { return }
+      }
+      #expect(speaker.framesPlayed >= 48_000 / 5)
+      speaker.stop()
+      // The sender's first RTCP report names it (its CNAME, also in the SDP).
+      let identity: String? = try await withDeadline(20, "the sender's first RTCP report") {
+        for await name in identities { return name }
+        return nil
+      }
+      #expect(identity == remote.identity)
+      #expect(sending.sdp.contains("cname:\(identity ?? "?")"))
+      // With a sender report in, each decoded frame has a latency: sender and receiver share
+      // this machine's clock, so it is exact here, and loopback drops no frame.
+      let video = try #require(remote.videoTrack)
+      _ = video.statistics  // the latency is the mean since the previous read
+      let decoded = frames.count
+      _ = try await frames.next { _ in frames.count > decoded + 5 }
+      let statistics = video.statistics
+      let latency = try #require(statistics.latency)
+      #expect(latency > .zero && latency < .milliseconds(500), "\(latency)")
+      #expect(statistics.framesDropped == 0)
+      try await capturer.stopCapture()
+      try await audio.capturer?.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+    }
   }
 }

@@ -133,28 +133,6 @@ import Testing
     }
   }
 
-  /// NACK and RTX keep working over SRTP: the receiver's NACKs (built by Revue, sent at once)
-  /// are SRTCP, which the sender authenticates, and the retransmissions are SRTP. Judged as
-  /// LossRecoveryTests judge plain RTP, through 5% loss each way with 30 ± 10 ms. It runs
-  /// alone, as those do: two decoders and an encoder.
-  @Test(.tier(.interop), .wholeProcess) func nackRecoversLossOverSRTP() async throws {
-    let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
-    let trial = LinkTrial(
-      codec: .vp8, width: 640, height: 480, link: link, recovery: .nack, frames: 240, srtp: try Self.key())
-    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
-    print("\(trial): \(result)")
-    #expect(result.forward.lost > 0 && result.backward.lost > 0, "the link lost packets both ways")
-    #expect(result.received.nacksSent > 0 && result.received.packetsRetransmitted > 0, "\(result)")
-    #expect((result.sent.packetsRetransmitted ?? 0) > 0, "the sender took no NACK: \(result)")
-    // Every packet of the trial authenticates: retransmissions (a hundred here) that did not
-    // would count by the dozen. One stray packet is let be: the count takes in whatever reaches
-    // the port, and one was counted once in a whole suite's run under ASan (2026-12-07, every
-    // frame intact; not seen alone).
-    #expect(result.received.packetsUnauthenticated <= 1, "\(result)")
-    #expect(result.verdict.fractionIntact >= TestEnvironment.allowing(intact: 0.98), "\(result)")
-    #expect(result.verdict.longestFreeze <= TestEnvironment.allowing(.milliseconds(200)), "\(result)")
-  }
-
   /// ffmpeg reads the room's SDP (`RTP/SAVPF`, `a=crypto` with AES_CM_128_HMAC_SHA1_80) and
   /// decodes the SRTP stream (it takes `srtp` in its protocol whitelist).
   @Test(.tier(.interop), arguments: [VideoCodec.vp8, .h264]) func ffmpegPlaysTheSRTPRoomSDP(_ codec: VideoCodec)
@@ -285,5 +263,27 @@ import Testing
       sdp: section + "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:\(long)|2^31\r\n", on: "127.0.0.1")
     #expect(remote.videoTrack != nil)
     await room.disconnect()
+  }
+
+  /// NACK and RTX keep working over SRTP: the receiver's NACKs (built by Revue, sent at once)
+  /// are SRTCP, which the sender authenticates, and the retransmissions are SRTP. Judged as
+  /// LossRecoveryTests judge plain RTP, through 5% loss each way with 30 ± 10 ms. It runs
+  /// alone, as those do: two decoders and an encoder.
+  @Test(.tier(.interop), .wholeProcess) func nackRecoversLossOverSRTP() async throws {
+    let link = LinkConditions(loss: 0.05, delay: .milliseconds(30), jitter: .milliseconds(10))
+    let trial = LinkTrial(
+      codec: .vp8, width: 640, height: 480, link: link, recovery: .nack, frames: 240, srtp: try Self.key())
+    let result = try await trial.run(port: FreePorts.rtp(pairs: 3))
+    print("\(trial): \(result)")
+    #expect(result.forward.lost > 0 && result.backward.lost > 0, "the link lost packets both ways")
+    #expect(result.received.nacksSent > 0 && result.received.packetsRetransmitted > 0, "\(result)")
+    #expect((result.sent.packetsRetransmitted ?? 0) > 0, "the sender took no NACK: \(result)")
+    // Every packet of the trial authenticates: retransmissions (a hundred here) that did not
+    // would count by the dozen. One stray packet is let be: the count takes in whatever reaches
+    // the port, and one was counted once in a whole suite's run under ASan (2026-12-07, every
+    // frame intact; not seen alone).
+    #expect(result.received.packetsUnauthenticated <= 1, "\(result)")
+    #expect(result.verdict.fractionIntact >= TestEnvironment.allowing(intact: 0.98), "\(result)")
+    #expect(result.verdict.longestFreeze <= TestEnvironment.allowing(.milliseconds(200)), "\(result)")
   }
 }
