@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian machine (scripts/setup.sh), builds everything and runs every test, then
-# fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md) and runs the unit and
-# pipeline tiers and the realtime smoke set again under AddressSanitizer and LeakSanitizer
-# (scripts/sanitizers.sh address, docs/sanitizers.md). The tests run as `swift test` runs them,
+# Sets up a fresh Debian machine (scripts/setup.sh), builds everything and runs every test. CI
+# (.ci/run) runs this, then fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md)
+# and runs the unit and pipeline tiers and the realtime smoke set again under AddressSanitizer
+# and LeakSanitizer (scripts/sanitizers.sh address, docs/sanitizers.md); `scripts/test.sh --ci`
+# does the same here. The tests run as `swift test` runs them,
 # in parallel: the tests that need the process to themselves (the lifetime tests count its
 # GStreamer objects and threads; the link trials need both cores) say so with .wholeProcess
 # (Tests/RevueTestSupport/ProcessGate.swift). `swift test --no-parallel` runs them one at a time.
@@ -17,6 +18,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+ci=false
+case "${1:-}" in
+  --ci) ci=true ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--ci]" >&2; exit 2 ;;
+esac
+
 # Runs a step and says how long it took.
 step() {
   local start=$SECONDS
@@ -27,5 +35,7 @@ step() {
 step scripts/setup.sh
 step swift build --build-tests
 step swift test
-step scripts/fuzz.sh --seconds 20
-REVUE_TEST_TIERS=unit,pipeline,smoke step scripts/sanitizers.sh address
+if $ci; then
+  step scripts/fuzz.sh --seconds 20
+  REVUE_TEST_TIERS=unit,pipeline,smoke step scripts/sanitizers.sh address
+fi

@@ -58,7 +58,9 @@ import Testing
         + " (\(result.sent.targetBitrateReason.map { "\($0)" } ?? "-")) of \(trial.bitrate / 1000)")
   }
 
-  @Test(.tier(.realtime), .wholeProcess, arguments: [VideoCodec.vp8, .h264])
+  /// Issue 13's 10% target, for VP8: H.264 through 10% is `revue-bench links`'s (met on
+  /// 2026-12-07, docs/loss-recovery.md), as both codecs go through 5% here.
+  @Test(.tier(.realtime), .wholeProcess, arguments: [VideoCodec.vp8])
   func tenPercentLossBothWays(_ codec: VideoCodec) async throws {
     let size = Self.size
     let link = LinkConditions(loss: 0.10, delay: .milliseconds(30), jitter: .milliseconds(10))

@@ -9,52 +9,6 @@ import Testing
 @Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct RoomTests {
   init() { TestEnvironment.prepare() }
 
-  /// "Passing an ended track to a room reports 3031 or 3032 to onError(error:), and the room uses
-  /// its default camera or microphone instead." The default devices pick by position and take
-  /// the first microphone: the test runs alone.
-  @MainActor @Test(.tier(.pipeline), .wholeProcess) func anEndedTrackIsReportedAndTheDefaultDeviceIsSent() async throws
-  {
-    try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { cameras in
-      try await Devices.withMicrophone { microphone in
-        try await TestCameras.waitUntilAlone(microphone)
-        let camera = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
-        let mic = try await VideoSDK.createMicrophoneAudioTrack(microphoneId: microphone.id)
-        camera.stop()
-        mic.stop()
-        let room = VideoSDK.createRoom(customCameraTrack: camera, customMicrophoneTrack: mic)
-        let listener = ErrorListener()
-        await room.addEventListener(listener)
-        try await room.join(url: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp(pairs: 4))")!)
-        #expect(listener.errors.map(\.code) == [3031, 3032])
-        #expect(listener.errors.map(\.name) == ["ERROR_CUSTOM_VIDEO_TRACK_ENDED", "ERROR_CUSTOM_AUDIO_TRACK_ENDED"])
-        let participant = try #require(room.room.localParticipant)
-        let sent = room.room.publications.map(\.track)
-        #expect(sent.count == 2 && sent[0] === participant.cameraTrack && sent[1] === participant.microphoneTrack)
-        let (camOn, micOn) = (await room.isCamEnabled, await room.isMicEnabled)
-        #expect(camOn && micOn)
-
-        let receiving = Room()
-        let remote = try await receiving.listen(sdp: room.room.sdp, on: "127.0.0.1")
-        let frames = FrameStream()
-        remote.videoTrack?.add(videoRenderer: frames)
-        let audio = AudioCounter()
-        remote.audioTrack?.add(audioRenderer: audio)
-        #expect(try await frames.next("the default camera at the receiver").dimensions.width == 1280)
-        try await audio.waitForBuffers(5, "the default microphone at the receiver")
-        // A custom camera in place of the default one: the default camera closes.
-        let custom = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[1].id)
-        try await room.changeCam(customCameraTrack: custom)
-        #expect(participant.cameraTrack.capturer?.captureState == .idle)
-        #expect(room.room.publications.contains { $0.track === custom.videoTrack })
-
-        await room.leave()
-        let joined = await room.isJoined
-        #expect(room.room.publications.isEmpty && !joined)
-        await receiving.disconnect()
-      }
-    }
-  }
-
   /// "If enableCam(customCameraTrack:) or unmuteMic(customMicrophoneTrack:) is refused, for
   /// example because you have not joined yet, the SDK stops the track you passed. The SDK also
   /// stops the track if changeCam(customCameraTrack:) or changeMic(customMicrophoneTrack:) fails."
@@ -115,6 +69,106 @@ import Testing
     }
   }
 
+  /// A room joined over WHIP sends its custom tracks to the endpoint, where aiortc (a WebRTC
+  /// stack no one here wrote) decodes them; a camera changed for another is a new session,
+  /// decoded too; leaving deletes every session.
+  @MainActor @Test(.tier(.interop)) func customTracksAreSentOverWHIP() async throws {
+    let (endpoint, url) = try await WHIPEndpoint.start()
+    try await TestCameras.with(["usb-720p-webcam", "usb-1080p-webcam"]) { cameras in
+      try await Devices.withMicrophone { microphone in
+        let camera = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
+        let mic = try await VideoSDK.createMicrophoneAudioTrack(microphoneId: microphone.id)
+        let room = VideoSDK.createRoom(customCameraTrack: camera, customMicrophoneTrack: mic)
+        let listener = ErrorListener()
+        await room.addEventListener(listener)
+        try await room.join(url: url)
+        try await WHIPEndpoint.waitForAudioAndVideo(endpoint)
+
+        let other = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[1].id)
+        try await room.changeCam(customCameraTrack: other)
+        try await endpoint.waitForOutput(within: 20, for: "30 frames of a second video session") { output in
+          Set(output.split(separator: "\n").filter { $0.hasPrefix("frames 30 session ") }).count == 2
+        }
+        #expect(camera.isEnded && !other.isEnded)
+
+        await room.leave()
+        try await endpoint.waitForOutput(within: 10, for: "the three sessions deleted") { output in
+          output.split(separator: "\n").filter { $0.hasPrefix("deleted session ") }.count == 3
+        }
+        #expect(listener.errors.isEmpty)
+        #expect(other.isEnded && mic.isEnded, "leaving released the tracks it sent")
+      }
+    }
+    await endpoint.stop()
+  }
+
+  /// A receiver of the room's SDP decodes a frame `width` wide.
+  private static func expectDecoded(_ room: VideoSDKRoom, width: Int) async throws {
+    let receiving = Room()
+    let remote = try await receiving.listen(sdp: room.room.sdp, on: "127.0.0.1")
+    let frames = FrameStream()
+    remote.videoTrack?.add(videoRenderer: frames)
+    _ = try await frames.next("a frame \(width) wide") { $0.dimensions.width == width }
+    await receiving.disconnect()
+  }
+
+  /// The track ended and its device is closed.
+  private static func expectClosed(_ track: CustomStreamTrack, sourceLocation: SourceLocation = #_sourceLocation)
+    async throws
+  {
+    #expect(track.isEnded, sourceLocation: sourceLocation)
+    let state = { track.videoTrack?.capturer?.captureState ?? track.audioTrack?.capturer?.captureState }
+    try await withDeadline(5, "the track's device to close", sourceLocation: sourceLocation) {
+      while state() != .idle { await Task.yield() }
+    }
+  }
+
+  /// "Passing an ended track to a room reports 3031 or 3032 to onError(error:), and the room uses
+  /// its default camera or microphone instead." The default devices pick by position and take
+  /// the first microphone: the test runs alone.
+  @MainActor @Test(.tier(.pipeline), .wholeProcess) func anEndedTrackIsReportedAndTheDefaultDeviceIsSent() async throws
+  {
+    try await TestCameras.with(["laptop-integrated", "usb-720p-webcam"]) { cameras in
+      try await Devices.withMicrophone { microphone in
+        try await TestCameras.waitUntilAlone(microphone)
+        let camera = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
+        let mic = try await VideoSDK.createMicrophoneAudioTrack(microphoneId: microphone.id)
+        camera.stop()
+        mic.stop()
+        let room = VideoSDK.createRoom(customCameraTrack: camera, customMicrophoneTrack: mic)
+        let listener = ErrorListener()
+        await room.addEventListener(listener)
+        try await room.join(url: URL(string: "rtp://127.0.0.1:\(FreePorts.rtp(pairs: 4))")!)
+        #expect(listener.errors.map(\.code) == [3031, 3032])
+        #expect(listener.errors.map(\.name) == ["ERROR_CUSTOM_VIDEO_TRACK_ENDED", "ERROR_CUSTOM_AUDIO_TRACK_ENDED"])
+        let participant = try #require(room.room.localParticipant)
+        let sent = room.room.publications.map(\.track)
+        #expect(sent.count == 2 && sent[0] === participant.cameraTrack && sent[1] === participant.microphoneTrack)
+        let (camOn, micOn) = (await room.isCamEnabled, await room.isMicEnabled)
+        #expect(camOn && micOn)
+
+        let receiving = Room()
+        let remote = try await receiving.listen(sdp: room.room.sdp, on: "127.0.0.1")
+        let frames = FrameStream()
+        remote.videoTrack?.add(videoRenderer: frames)
+        let audio = AudioCounter()
+        remote.audioTrack?.add(audioRenderer: audio)
+        #expect(try await frames.next("the default camera at the receiver").dimensions.width == 1280)
+        try await audio.waitForBuffers(5, "the default microphone at the receiver")
+        // A custom camera in place of the default one: the default camera closes.
+        let custom = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[1].id)
+        try await room.changeCam(customCameraTrack: custom)
+        #expect(participant.cameraTrack.capturer?.captureState == .idle)
+        #expect(room.room.publications.contains { $0.track === custom.videoTrack })
+
+        await room.leave()
+        let joined = await room.isJoined
+        #expect(room.room.publications.isEmpty && !joined)
+        await receiving.disconnect()
+      }
+    }
+  }
+
   /// A default device that cannot open makes `join` throw VideoSDK's code of the cause, and
   /// nothing is left sent or open. The default devices pick among every device of the process:
   /// the test runs alone.
@@ -161,39 +215,6 @@ import Testing
     }
   }
 
-  /// A room joined over WHIP sends its custom tracks to the endpoint, where aiortc (a WebRTC
-  /// stack no one here wrote) decodes them; a camera changed for another is a new session,
-  /// decoded too; leaving deletes every session.
-  @MainActor @Test(.tier(.interop)) func customTracksAreSentOverWHIP() async throws {
-    let (endpoint, url) = try await WHIPEndpoint.start()
-    try await TestCameras.with(["usb-720p-webcam", "usb-1080p-webcam"]) { cameras in
-      try await Devices.withMicrophone { microphone in
-        let camera = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[0].id)
-        let mic = try await VideoSDK.createMicrophoneAudioTrack(microphoneId: microphone.id)
-        let room = VideoSDK.createRoom(customCameraTrack: camera, customMicrophoneTrack: mic)
-        let listener = ErrorListener()
-        await room.addEventListener(listener)
-        try await room.join(url: url)
-        try await WHIPEndpoint.waitForAudioAndVideo(endpoint)
-
-        let other = try await VideoSDK.createCameraVideoTrack(encoderConfig: .h360p_w640p, cameraId: cameras[1].id)
-        try await room.changeCam(customCameraTrack: other)
-        try await endpoint.waitForOutput(within: 20, for: "30 frames of a second video session") { output in
-          Set(output.split(separator: "\n").filter { $0.hasPrefix("frames 30 session ") }).count == 2
-        }
-        #expect(camera.isEnded && !other.isEnded)
-
-        await room.leave()
-        try await endpoint.waitForOutput(within: 10, for: "the three sessions deleted") { output in
-          output.split(separator: "\n").filter { $0.hasPrefix("deleted session ") }.count == 3
-        }
-        #expect(listener.errors.isEmpty)
-        #expect(other.isEnded && mic.isEnded, "leaving released the tracks it sent")
-      }
-    }
-    await endpoint.stop()
-  }
-
   /// The seed's screen share example on an Xvfb screen, then its profile form. The share reads
   /// `DISPLAY`, which the test sets for the process: it runs alone.
   @Test(.tier(.pipeline), .wholeProcess) func theSeedsScreenShareExampleSharesTheScreen() async throws {
@@ -217,27 +238,6 @@ import Testing
     #expect(room?.room.publications.isEmpty == true)
     await room?.leave()
     try await display.stop()
-  }
-
-  /// A receiver of the room's SDP decodes a frame `width` wide.
-  private static func expectDecoded(_ room: VideoSDKRoom, width: Int) async throws {
-    let receiving = Room()
-    let remote = try await receiving.listen(sdp: room.room.sdp, on: "127.0.0.1")
-    let frames = FrameStream()
-    remote.videoTrack?.add(videoRenderer: frames)
-    _ = try await frames.next("a frame \(width) wide") { $0.dimensions.width == width }
-    await receiving.disconnect()
-  }
-
-  /// The track ended and its device is closed.
-  private static func expectClosed(_ track: CustomStreamTrack, sourceLocation: SourceLocation = #_sourceLocation)
-    async throws
-  {
-    #expect(track.isEnded, sourceLocation: sourceLocation)
-    let state = { track.videoTrack?.capturer?.captureState ?? track.audioTrack?.capturer?.captureState }
-    try await withDeadline(5, "the track's device to close", sourceLocation: sourceLocation) {
-      while state() != .idle { await Task.yield() }
-    }
   }
 }
 
