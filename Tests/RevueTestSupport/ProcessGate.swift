@@ -124,8 +124,9 @@ extension Trait where Self == ProcessGate {
 /// 448 s, with one to three tests running at a time.
 final class ReadersWriterGate: Sendable {
   /// Readers at once: two cores, and tests that mostly wait on real time (frames at 30 a second,
-  /// child processes, links with delay).
-  static let maxReaders = 4
+  /// child processes, links with delay). Six: 338–342 s for the suite on 2026-12-07, four
+  /// 351–366 s.
+  static let maxReaders = 6
 
   private let queue = Mutex(GateQueue<CheckedContinuation<Void, Never>>(maxReaders: maxReaders))
 
