@@ -3,10 +3,10 @@
 # (.ci/run) runs this, then fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md)
 # and runs the unit and pipeline tiers and the realtime smoke set again under AddressSanitizer
 # and LeakSanitizer (scripts/sanitizers.sh address, docs/sanitizers.md); `scripts/test.sh --ci`
-# does the same here. The tests run as `swift test` runs them,
-# in parallel: the tests that need the process to themselves (the lifetime tests count its
-# GStreamer objects and threads; the link trials need both cores) say so with .wholeProcess
-# (Tests/RevueTestSupport/ProcessGate.swift). `swift test --no-parallel` runs them one at a time.
+# does the same here. The tests run as `swift test` runs them, in parallel: the tests that need
+# the process to themselves (the lifetime tests count its GStreamer objects and threads; the
+# link trials need both cores) say so with .wholeProcess (Tests/RevueTestSupport/ProcessGate.swift),
+# and run after the others. `swift test --no-parallel` runs them one at a time.
 #
 # Each suite is in a tier (Tests/RevueTestSupport/Tiers.swift): unit (pure logic), pipeline
 # (short real pipelines), realtime (link trials, floods, soak, congestion) and interop (ffmpeg,
