@@ -30,11 +30,7 @@ extension Object {
     guard spec.pointee.flags.rawValue & G_PARAM_READABLE.rawValue != 0 else {
       throw .propertyNotAccessible(element: name, property: property, reason: "cannot be read")
     }
-    var gvalue = GValue()
-    g_value_init(&gvalue, spec.pointee.value_type)
-    defer { g_value_unset(&gvalue) }
-    g_object_get_property(objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, property, &gvalue)
-    return Value(reading: &gvalue)
+    return Value(readingProperty: spec, of: objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 })
   }
 
   /// Reads a property as `T`.
@@ -260,5 +256,18 @@ extension Object {
     defer { g_value_unset(&gvalue) }
     Buffer(copying: bytes).withPointer { g_value_set_boxed(&gvalue, $0) }
     g_object_set_property(objectPointer.withMemoryRebound(to: GObject.self, capacity: 1) { $0 }, property, &gvalue)
+  }
+}
+
+extension Value {
+  /// The value of the property `spec` of `object`, as its own type (`g_object_get_property`);
+  /// for a wrapper's ``Object/property(_:)`` and for a `notify` handler, which has the object
+  /// and the spec but no wrapper.
+  init(readingProperty spec: UnsafeMutablePointer<GParamSpec>, of object: UnsafeMutablePointer<GObject>) {
+    var gvalue = GValue()
+    g_value_init(&gvalue, spec.pointee.value_type)
+    defer { g_value_unset(&gvalue) }
+    g_object_get_property(object, spec.pointee.name, &gvalue)
+    self.init(reading: &gvalue)
   }
 }

@@ -92,12 +92,10 @@ public final class WebRTCBin: Sendable {
           // notify's arguments: the object and the spec of the property that changed.
           guard let object, let spec, let data else { return }
           let box = Unmanaged<StateBox>.fromOpaque(data).takeUnretainedValue()
-          let property = spec.assumingMemoryBound(to: GParamSpec.self)
-          var value = GValue()
-          g_value_init(&value, property.pointee.value_type)
-          defer { g_value_unset(&value) }
-          g_object_get_property(object.assumingMemoryBound(to: GObject.self), property.pointee.name, &value)
-          guard case .enumeration(let nick) = Value(reading: &value) else { return }
+          let value = Value(
+            readingProperty: spec.assumingMemoryBound(to: GParamSpec.self),
+            of: object.assumingMemoryBound(to: GObject.self))
+          guard case .enumeration(let nick) = value else { return }
           box.handler(nick)
         }
     let release: GClosureNotify = { data, _ in Unmanaged<StateBox>.fromOpaque(data!).release() }
