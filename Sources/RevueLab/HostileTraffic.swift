@@ -60,8 +60,7 @@ public struct HostileTraffic: Sendable {
     public init(rtp: Int = 0, rtcp: Int = 0) { (self.rtp, self.rtcp) = (rtp, rtcp) }
   }
 
-  /// What is sent.
-  public var cases: [HostileCase] { generators.map(\.hostileCase) }
+  /// One generator for each case sent, in turn.
   private var generators: [CaseTraffic]
   private var turn = 0
 
