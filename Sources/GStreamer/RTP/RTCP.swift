@@ -274,8 +274,11 @@ extension Buffer {
   /// `body` with this buffer mapped as RTCP; nil when it is not valid RTCP: a compound packet
   /// (RFC 3550, a report first), or with `reducedSize` any run of RTCP packets (RFC 5506, as
   /// receivers send feedback alone: aiortc its REMB).
+  /// An empty buffer (a datagram of no bytes) is none, and is not handed to GStreamer's
+  /// validation, which asserts on it (a GLib critical per datagram).
   private func withRTCP<T>(reducedSize: Bool = false, _ body: (inout GstRTCPBuffer) -> T?) -> T? {
-    withPointer { pointer -> T? in
+    guard size > 0 else { return nil }
+    return withPointer { pointer -> T? in
       let valid = reducedSize ? gst_rtcp_buffer_validate_reduced(pointer) : gst_rtcp_buffer_validate(pointer)
       guard valid != 0 else { return nil }
       var rtcp = GstRTCPBuffer()
