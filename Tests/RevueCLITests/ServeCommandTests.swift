@@ -12,8 +12,17 @@ import Testing
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct ServeCommandTests {
   @Test(.tier(.unit)) func options() throws {
     let defaults = try #require(try ServeOptions.parse(["--rtsp", "8554"]))
-    #expect(defaults.address == "127.0.0.1" && defaults.port == 8554 && defaults.path == "/camera")
-    #expect(defaults.codec == .h264 && defaults.user == nil && defaults.authentication == .digest)
+    #expect(defaults.rtsp?.address == "127.0.0.1" && defaults.rtsp?.port == 8554 && defaults.path == "/camera")
+    #expect(defaults.codec == nil && defaults.user == nil && defaults.authentication == .digest)
+    #expect(defaults.webrtc == nil && defaults.token == nil)
+    // WebRTC viewers, alone or beside RTSP clients, with a token from the option, its file or
+    // the environment.
+    let webrtc = try #require(try ServeOptions.parse(["--webrtc", "8889", "--token", "t1"]))
+    #expect(webrtc.webrtc?.address == "127.0.0.1" && webrtc.webrtc?.port == 8889 && webrtc.rtsp == nil)
+    #expect(webrtc.token == "t1")
+    let both = try #require(
+      try ServeOptions.parse(["--rtsp", "8554", "--webrtc", "0.0.0.0:8889"], environment: ["REVUE_WEBRTC_TOKEN": "t2"]))
+    #expect(both.rtsp?.port == 8554 && both.webrtc?.address == "0.0.0.0" && both.token == "t2")
     #expect(!defaults.audio)
     #expect(try ServeOptions.parse(["--rtsp", "8554", "--audio"])?.audio == true)
     #expect(defaults.audioCodec == .opus)
@@ -23,17 +32,23 @@ import Testing
         "--rtsp", "127.0.0.1:9000", "--path", "/door", "--user", "ann", "--password", "pw", "--auth", "basic",
         "--virtual-camera", "usb-720p-webcam", "--size", "640x360", "--fps", "15", "--codec", "vp8", "--duration", "5",
       ]))
-    #expect(options.address == "127.0.0.1" && options.port == 9000 && options.path == "/door")
+    #expect(options.rtsp?.address == "127.0.0.1" && options.rtsp?.port == 9000 && options.path == "/door")
     #expect(options.user == "ann" && options.password == "pw" && options.authentication == .basic)
     #expect(options.source == .virtualCamera("usb-720p-webcam") && options.size.description == "640x360")
     #expect(options.fps == 15 && options.codec == .vp8 && options.duration == 5)
-    #expect(try ServeOptions.parse(["--rtsp", "[::1]:8554"])?.address == "::1")
+    #expect(try ServeOptions.parse(["--rtsp", "[::1]:8554"])?.rtsp?.address == "::1")
     // Beyond loopback: with a user, or without one on purpose.
     #expect(try ServeOptions.parse(["--rtsp", "0.0.0.0:8554", "--no-auth"])?.noAuth == true)
     #expect(
-      try ServeOptions.parse(["--rtsp", "0.0.0.0:8554", "--user", "ann", "--password", "pw"])?.address == "0.0.0.0")
+      try ServeOptions.parse(["--rtsp", "0.0.0.0:8554", "--user", "ann", "--password", "pw"])?.rtsp?.address
+        == "0.0.0.0")
     for (arguments, error) in [
-      ([], "serve: --rtsp [ADDRESS:]PORT is required"),
+      ([], "serve: --rtsp [ADDRESS:]PORT or --webrtc [ADDRESS:]PORT (or both) is required"),
+      (["--webrtc", "port"], "serve: --webrtc is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not 'port'"),
+      (
+        ["--webrtc", "0.0.0.0:8889"],
+        "serve: --webrtc 0.0.0.0 lets anyone on the network watch the camera: give --token (or --token-file), or --no-auth to serve it without one on purpose"
+      ),
       (["--rtsp", "camera"], "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not 'camera'"),
       (["--rtsp", "70000"], "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not '70000'"),
       (["--rtsp", "8554", "--path", "camera"], "serve: --path starts with /, such as /camera, not 'camera'"),

@@ -51,4 +51,11 @@ public enum TestEnvironment {
   public static var threadCount: Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
   }
+
+  /// This process's resident memory now, in KiB (`VmRSS`).
+  public static var residentKiB: Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+    return line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+  }
 }

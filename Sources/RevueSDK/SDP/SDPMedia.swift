@@ -55,7 +55,9 @@ struct SDPMedia: Sendable, Hashable {
   /// - Throws: ``RevueError`` naming the line of a malformed media, rtpmap or fmtp line, a
   ///   payload type that is not a number from 0 to 127, a section with no codec Revue decodes,
   ///   or an SRTP section without a usable `a=crypto` key (never quoting the key).
-  static func parse(_ sdp: String) throws(RevueError) -> [SDPMedia] {
+  /// - Parameter preferred: the video codec a video section takes when it offers it, whatever
+  ///   its place (a WebRTC viewer's offer lists every codec its browser decodes).
+  static func parse(_ sdp: String, preferring preferred: VideoCodec? = nil) throws(RevueError) -> [SDPMedia] {
     var sections: [Section] = []
     for (index, raw) in sdp.split(whereSeparator: \.isNewline).enumerated() {
       let line = raw.trimmingCharacters(in: .whitespaces)
@@ -128,7 +130,7 @@ struct SDPMedia: Sendable, Hashable {
       } else {
         key = nil
       }
-      let (kind, type) = try codec(of: section)
+      let (kind, type) = try codec(of: section, preferring: preferred)
       var types = RTPPayloadTypes(media: type)
       if case .video = kind {
         types.rtx = try retransmission(of: type, in: section)
@@ -157,9 +159,15 @@ struct SDPMedia: Sendable, Hashable {
   /// - Throws: ``RevueError`` naming the line of the first codec Revue knows that is offered in
   ///   a way it cannot take (another clock rate, more than two channels, a static payload
   ///   type), or the `m=` line when no codec is one Revue knows.
-  private static func codec(of section: Section) throws(RevueError) -> (Kind, Int) {
+  private static func codec(of section: Section, preferring preferred: VideoCodec?) throws(RevueError) -> (Kind, Int) {
     var refusal: RevueError?
-    for type in section.formats {
+    var formats = section.formats
+    if let preferred, section.media == "video" {
+      let name = preferred == .vp8 ? "VP8" : "H264"
+      let first = formats.filter { section.maps[$0]?.name.uppercased() == name }
+      formats = first + formats.filter { !first.contains($0) }
+    }
+    for type in formats {
       guard let map = section.maps[type] else { continue }
       let name = map.name.uppercased()
       let kind: Kind

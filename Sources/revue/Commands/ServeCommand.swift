@@ -7,11 +7,17 @@ struct ServeOptions: Equatable {
   var source = StreamOptions.Source.firstCamera
   var size = Dimensions.h720_169
   var fps = 30
-  var codec = VideoCodec.h264
+  /// `--codec`; nil: H.264 for RTSP, VP8 for WebRTC (what each side's clients all take).
+  var codec: VideoCodec?
   var bitrate: Int?
-  /// Loopback unless an address is given: a camera is not shared with the network by default.
-  var address = "127.0.0.1"
-  var port = 8554
+  /// `--rtsp [ADDRESS:]PORT`: loopback unless an address is given (a camera is not shared with
+  /// the network by default); nil without `--rtsp`.
+  var rtsp: Listen?
+  /// `--webrtc [ADDRESS:]PORT`: WebRTC viewers (WHEP and the page to watch on), loopback unless
+  /// an address is given; nil without it.
+  var webrtc: Listen?
+  /// `--token` (or `--token-file`, `REVUE_WEBRTC_TOKEN`): the bearer token WebRTC viewers give.
+  var token: String?
   var path = "/camera"
   var user: String?
   var password: String?
@@ -25,6 +31,24 @@ struct ServeOptions: Equatable {
   var audio = false
   var audioCodec = AudioCodec.opus
 
+  /// An address and port to listen on.
+  struct Listen: Equatable {
+    var address = "127.0.0.1"
+    var port: Int
+
+    /// `[ADDRESS:]PORT` (an IPv6 address in brackets) as `option` gives it.
+    init(_ text: String, option: String) throws(UsageError) {
+      let split = text.lastIndex(of: ":")
+      let portText = split.map { String(text[text.index(after: $0)...]) } ?? text
+      guard let port = Int(portText), (0...65535).contains(port) else {
+        throw UsageError(
+          description: "serve: \(option) is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not '\(text)'")
+      }
+      self.port = port
+      if let split { address = String(text[..<split]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+    }
+  }
+
   /// Parses `revue serve`'s options; `environment` holds `REVUE_RTSP_PASSWORD` (``Secret``),
   /// as `--password` with `--user`. Nil for `--help`.
   static func parse(
@@ -33,23 +57,11 @@ struct ServeOptions: Equatable {
     var options = ServeOptions()
     var reader = OptionReader(command: "serve", arguments)
     var password = Secret(option: "--password", variable: "REVUE_RTSP_PASSWORD")
-    var rtspGiven = false
+    var token = Secret(option: "--token", variable: "REVUE_WEBRTC_TOKEN")
     while let option = reader.next() {
       switch option {
-      case "--rtsp":
-        let text = try reader.value(option)
-        // [ADDR:]PORT; an IPv6 address in brackets.
-        let split = text.lastIndex(of: ":")
-        let portText = split.map { String(text[text.index(after: $0)...]) } ?? text
-        guard let port = Int(portText), (0...65535).contains(port) else {
-          throw UsageError(
-            description: "serve: --rtsp is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not '\(text)'")
-        }
-        options.port = port
-        if let split {
-          options.address = String(text[..<split]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        }
-        rtspGiven = true
+      case "--rtsp": options.rtsp = try Listen(try reader.value(option), option: option)
+      case "--webrtc": options.webrtc = try Listen(try reader.value(option), option: option)
       case "--path":
         options.path = try reader.value(option)
         guard options.path.hasPrefix("/") else {
@@ -86,10 +98,20 @@ struct ServeOptions: Equatable {
         }
         options.audioCodec = codec
       case "--help", "-h": return nil
-      default: guard try password.take(option, from: &reader) else { throw reader.unknown(option) }
+      default:
+        if try password.take(option, from: &reader) { continue }
+        guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
-    guard rtspGiven else { throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT is required") }
+    guard options.rtsp != nil || options.webrtc != nil else {
+      throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT or --webrtc [ADDRESS:]PORT (or both) is required")
+    }
+    options.token = try token.resolve("serve", environment: environment)?.value
+    if let webrtc = options.webrtc, options.token == nil, !options.noAuth, !Self.isLoopback(webrtc.address) {
+      throw UsageError(
+        description: "serve: --webrtc \(webrtc.address) lets anyone on the network watch the camera:"
+          + " give --token (or --token-file), or --no-auth to serve it without one on purpose")
+    }
     guard options.audio || options.audioCodec == .opus else {
       throw UsageError(description: "serve: --audio-codec goes with --audio")
     }
@@ -97,9 +119,9 @@ struct ServeOptions: Equatable {
     guard (options.user == nil) == (options.password == nil) else {
       throw UsageError(description: "serve: --user and --password go together")
     }
-    guard options.user != nil || options.noAuth || Self.isLoopback(options.address) else {
+    if let rtsp = options.rtsp, options.user == nil, !options.noAuth, !Self.isLoopback(rtsp.address) {
       throw UsageError(
-        description: "serve: \(options.address) lets anyone on the network watch the camera:"
+        description: "serve: \(rtsp.address) lets anyone on the network watch the camera:"
           + " give --user and --password, or --no-auth to serve it without them on purpose")
     }
     return options
@@ -138,48 +160,83 @@ struct ServeCommand {
       microphone = audio
     }
     let credentials = options.user.map { [RTSPBroadcast.Credentials(user: $0, password: options.password ?? "")] } ?? []
-    let broadcast: RTSPBroadcast
-    do {
-      broadcast = try RTSPBroadcast(
-        track: track, address: options.address, port: options.port, path: options.path, codec: options.codec,
-        encoding: encoding, audio: microphone, audioCodec: options.audioCodec, credentials: credentials,
-        authentication: options.authentication)
-    } catch {
-      try await capturer.stopCapture()
-      try await microphone?.capturer?.stopCapture()
-      throw error
-    }
-    let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
     let sound =
       microphone.map {
         " with \(($0.capturer as? MicrophoneCapturer)?.device?.name ?? $0.name)"
           + " in \(options.audioCodec == .opus ? "Opus" : "AAC")"
       } ?? ""
-    FileHandle.standardError.write(
-      Data(
-        ("revue: serving \(device.name) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps\(sound)"
-          + " on \(broadcast.url.absoluteString) (UDP and TCP\(protection))\n").utf8))
+    var rtsp: RTSPBroadcast?
+    var webrtc: WebRTCBroadcast?
+    do {
+      if let listen = options.rtsp {
+        let codec = options.codec ?? .h264
+        let broadcast = try RTSPBroadcast(
+          track: track, address: listen.address, port: listen.port, path: options.path, codec: codec,
+          encoding: encoding, audio: microphone, audioCodec: options.audioCodec, credentials: credentials,
+          authentication: options.authentication)
+        rtsp = broadcast
+        let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
+        FileHandle.standardError.write(
+          Data(
+            ("revue: serving \(device.name) \(size) \(codec) at \(encoding.maxBitrate / 1000) kbps\(sound)"
+              + " on \(broadcast.url.absoluteString) (UDP and TCP\(protection))\n").utf8))
+      }
+      if let listen = options.webrtc {
+        let codec = options.codec ?? .vp8
+        let broadcast = try WebRTCBroadcast(
+          track: track, address: listen.address, port: listen.port, path: options.path, codec: codec,
+          encoding: encoding, audio: options.audioCodec == .opus ? microphone : nil, token: options.token,
+          page: WatchPage.template)
+        webrtc = broadcast
+        FileHandle.standardError.write(
+          Data(
+            ("revue: serving \(device.name) \(size) \(codec) at \(encoding.maxBitrate / 1000) kbps"
+              + "\(options.audioCodec == .opus ? sound : "") to WebRTC viewers: watch on"
+              + " \(broadcast.pageURL.absoluteString)\(options.token == nil ? "" : "#token=…")"
+              + " (WHEP: \(broadcast.whepURL.absoluteString))\n").utf8))
+      }
+    } catch {
+      rtsp?.stop()
+      try await capturer.stopCapture()
+      try await microphone?.capturer?.stopCapture()
+      throw error
+    }
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
+    let (served, viewed) = (rtsp, webrtc)
     await RunLoopControl.run(duration: options.duration) {
-      let stats = broadcast.statistics
-      let fps = lastFrames.advance(to: stats.framesSent)
-      printer.print(
-        [
-          ("url", broadcast.url.absoluteString), ("framesSent", stats.framesSent), ("fps", fps),
-          ("sessions", stats.sessions), ("encodersStarted", stats.encodersStarted),
-        ],
-        text:
-          "\(stats.sessions) client(s)  \(fps) fps  frames \(stats.framesSent)  encoders started \(stats.encodersStarted)"
-      )
+      let (rtspStats, webrtcStats) = (served?.statistics, viewed?.statistics)
+      let framesSent = (rtspStats?.framesSent ?? 0) + (webrtcStats?.framesSent ?? 0)
+      let fps = lastFrames.advance(to: framesSent)
+      var fields: [(String, Any)] = [("framesSent", framesSent), ("fps", fps)]
+      var text = "\(fps) fps  frames \(framesSent)"
+      if let rtsp = served, let stats = rtspStats {
+        fields += [
+          ("url", rtsp.url.absoluteString), ("sessions", stats.sessions), ("encodersStarted", stats.encodersStarted),
+        ]
+        text += "  RTSP: \(stats.sessions) client(s), encoders started \(stats.encodersStarted)"
+      }
+      if let webrtc = viewed, let stats = webrtcStats {
+        fields += [
+          ("whep", webrtc.whepURL.absoluteString), ("viewers", stats.viewers),
+          ("viewersConnected", stats.viewersConnected), ("offersRefused", stats.offersRefused),
+        ]
+        text += "  WebRTC: \(stats.viewers) viewer(s), \(stats.viewersConnected) connected so far"
+      }
+      printer.print(fields, text: text)
     }
     printer.finish()
-    let final = broadcast.statistics
-    broadcast.stop()
+    let final = (rtsp: rtsp?.statistics, webrtc: webrtc?.statistics)
+    rtsp?.stop()
+    webrtc?.stop()
     try await capturer.stopCapture()
     try await microphone?.capturer?.stopCapture()
-    let audio = microphone == nil ? "" : " and \(final.audioBuffersSent) audio buffers"
+    let framesSent = (final.rtsp?.framesSent ?? 0) + (final.webrtc?.framesSent ?? 0)
+    let audioSent = (final.rtsp?.audioBuffersSent ?? 0) + (final.webrtc?.audioBuffersSent ?? 0)
+    let audio = microphone == nil ? "" : " and \(audioSent) audio buffers"
+    let rtspSummary = final.rtsp.map { ", \($0.encodersStarted) encoder(s) started" } ?? ""
+    let webrtcSummary = final.webrtc.map { ", \($0.viewersConnected) WebRTC viewer(s)" } ?? ""
     FileHandle.standardError.write(
-      Data("revue: served \(final.framesSent) frames\(audio), \(final.encodersStarted) encoder(s) started\n".utf8))
+      Data("revue: served \(framesSent) frames\(audio)\(rtspSummary)\(webrtcSummary)\n".utf8))
   }
 }

@@ -60,6 +60,9 @@ final class SourceFeed: MediaSink {
     state.withLock { $0 = State(source: source, framesSent: $0.framesSent) }
   }
 
+  /// The source fed now, if any.
+  var source: AppSrc? { state.withLock { $0.source } }
+
   /// Frames (or audio buffers) a source took.
   var framesSent: Int { state.withLock { $0.framesSent } }
 

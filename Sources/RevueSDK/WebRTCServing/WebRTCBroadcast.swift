@@ -1,0 +1,599 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// A local video track, and an audio track if given, served to WebRTC viewers straight from this
+/// node, as MediaMTX and go2rtc serve theirs: browsers, and any WHEP player (the IETF WHEP
+/// draft: OBS's and MediaMTX's readers, `whepsrc`), each its own WebRTC session (`webrtcbin`:
+/// ICE, DTLS-SRTP, NACKs answered with retransmissions, keyframe requests answered), all fed
+/// from one encoder.
+///
+///     let broadcast = try WebRTCBroadcast(track: camera, audio: microphone, port: 8889)
+///     print(broadcast.whepURL)  // http://127.0.0.1:8889/camera/whep
+///
+/// The HTTP exchange (WHEP): a viewer POSTs its offer (`application/sdp`, receive-only video
+/// and audio) to ``whepURL``, with the token as `Authorization: Bearer` when the broadcast has
+/// one; the answer (`201 Created`, every candidate in it: no trickle) carries the session's URL
+/// in `Location`, which a `DELETE` ends. Any origin may watch (`OPTIONS` answers CORS), so that
+/// other pages can play it. A viewer that vanishes (a tab closed, a network gone) is ended when
+/// its RTCP stops for 3 s. A wrong token gets `401`, a malformed offer `400` with a one-line
+/// reason; neither leaves anything behind.
+///
+/// The encoders run while at least one viewer watches; each new viewer gets a keyframe at once,
+/// and keyframe requests (PLI, FIR) reach the encoder at most every 250 ms whatever the number
+/// of viewers. A viewer's fault ends that viewer alone; the encoder's reaches ``events``.
+public final class WebRTCBroadcast: Sendable {
+  /// What the broadcast has done.
+  public struct Statistics: Sendable, Hashable {
+    /// Frames the track gave to the encoder (only while someone watches).
+    public var framesSent: Int
+    /// Audio buffers the audio track gave to its encoder.
+    public var audioBuffersSent: Int
+    /// Viewers watching now.
+    public var viewers: Int
+    /// Viewers that connected so far.
+    public var viewersConnected: Int
+    /// Offers refused so far: a wrong token, a malformed or unsuitable offer, too many viewers.
+    public var offersRefused: Int
+    /// Keyframe requests: a new viewer's, and its RTCP PLI and FIR.
+    public var keyframeRequests: Int
+    /// Of those, the ones passed to the encoder (one within 250 ms of the last is dropped: the
+    /// keyframe it asks for is on its way to every viewer).
+    public var keyframeRequestsHonoured: Int
+  }
+
+  /// Viewers served at once at most: each costs a `webrtcbin` and its threads.
+  public static let maxViewers = 16
+
+  /// Where WHEP players POST their offers: `http://HOST:PORT/PATH/whep`.
+  public let whepURL: URL
+  /// The page to watch on, when the broadcast serves one: `http://HOST:PORT/PATH/`.
+  public let pageURL: URL
+  /// The port the HTTP server listens on.
+  public let port: Int
+  /// The codec the video is encoded with.
+  public let codec: VideoCodec
+
+  private let http: HTTPServer
+  private let encoder: Encoder
+  private let status: StreamStatus
+  private let shared = Mutex(Shared())
+  private let track: LocalVideoTrack
+  private let audio: LocalAudioTrack?
+  private let viewerCounts = Broadcast<Int>()
+
+  /// The number of viewers at each change from now on: one connected, one gone (its `DELETE`,
+  /// its connection failed, or its RTCP stopped for 3 s).
+  public var viewerChanges: AsyncStream<Int> { viewerCounts.subscribe() }
+
+  private struct Shared {
+    var viewers: [String: Viewer] = [:]
+    /// Viewers whose offer is being answered.
+    var connecting = 0
+    var connected = 0
+    var refused = 0
+    var stopped = false
+    /// The number of viewers ``viewerChanges`` last told.
+    var told = 0
+  }
+
+  /// Serves `track` (and `audio`) to WebRTC viewers at `http://address:port/path/whep`.
+  /// - Parameters:
+  ///   - address: the address to listen on: loopback by default (this machine's viewers only);
+  ///     `0.0.0.0` for every address (give a `token` then).
+  ///   - port: the HTTP port; 8889 by default (MediaMTX's), 0 for any free one (see ``port``).
+  ///   - path: the stream's path, from `/`.
+  ///   - codec: VP8 (every browser decodes it) by default, or H.264 (constrained baseline).
+  ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - audio: an audio track to serve beside the video, in Opus at `audioEncoding`'s bitrate.
+  ///   - token: the bearer token viewers must give (`Authorization: Bearer TOKEN`); nil lets
+  ///     anyone watch.
+  ///   - page: an HTML page served at `/` and at `path/`, where `__WHEP_ENDPOINT__` stands for
+  ///     the WHEP path (the node's page to watch on); nil serves none.
+  /// - Throws: ``RevueError``: `.invalidInput` for a path that does not start with `/` or an
+  ///   address the server cannot listen on; `.gstreamer` when the encoder cannot be built.
+  public init(
+    track: LocalVideoTrack, address: String = "127.0.0.1", port: Int = 8889, path: String = "/camera",
+    codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, audio: LocalAudioTrack? = nil,
+    audioEncoding: AudioEncoding = .presetMusic, token: String? = nil, page: String? = nil
+  ) throws(RevueError) {
+    guard path.hasPrefix("/"), path.count > 1, !path.hasSuffix("/"),
+      path.allSatisfy({ $0.isLetter || $0.isNumber || "/-_.~".contains($0) })
+    else {
+      throw RevueError(
+        .invalidInput, "the WHEP path '\(path)' must start with /, not end with / and hold only A-Z a-z 0-9 - _ . ~ /")
+    }
+    let size = track.publishedSize
+    let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
+    let status = StreamStatus(name: "the WebRTC broadcast of \(track.name)")
+    self.status = status
+    encoder = try Encoder(
+      video: VideoEncoder(codec, layer, scaled: false),
+      audio: audio.map { _ in AudioEncoder(encoding: audioEncoding, dtx: false) },
+      status: status)
+    self.codec = codec
+    self.track = track
+    self.audio = audio
+    let routes = Routes(path: path, token: token, page: page)
+    let served = Relay<WebRTCBroadcast>()
+    do {
+      http = try HTTPServer(address: address, port: port) { request in
+        guard let broadcast = served.target else { return .text(503, "the broadcast has stopped") }
+        return await broadcast.answer(request, routes: routes)
+      }
+    } catch {
+      encoder.stop()
+      throw error
+    }
+    self.port = http.port
+    let host = ["0.0.0.0", "::", ""].contains(address) ? ProcessInfo.processInfo.hostName : address
+    let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(http.port)"
+    whepURL = URL(string: base + routes.whep)!
+    pageURL = URL(string: base + path + "/")!
+    track.attach(encoder.video.feed)
+    audio?.attach(encoder.audio.feed)
+    served.target = self
+  }
+
+  deinit { stop() }
+
+  /// Whether the broadcast serves (a viewer's fault does not end it) or was stopped.
+  public var state: StreamState { status.state }
+
+  /// The broadcast's changes from now on: its encoder's faults, and its end.
+  public var events: AsyncStream<StreamEvent> { status.events }
+
+  /// What the broadcast has done so far.
+  public var statistics: Statistics {
+    let (viewers, connected, refused) = shared.withLock { ($0.viewers.count, $0.connected, $0.refused) }
+    let requests = encoder.keyframeRequests
+    return Statistics(
+      framesSent: encoder.video.feed.framesSent, audioBuffersSent: encoder.audio.feed.framesSent, viewers: viewers,
+      viewersConnected: connected, offersRefused: refused, keyframeRequests: requests.received,
+      keyframeRequestsHonoured: requests.honoured)
+  }
+
+  /// Ends every viewer's session and stops serving; the tracks go on.
+  public func stop() {
+    http.stop()
+    track.detach(encoder.video.feed)
+    audio?.detach(encoder.audio.feed)
+    let viewers = shared.withLock { state in
+      state.stopped = true
+      defer { state.viewers = [:] }
+      return Array(state.viewers.values)
+    }
+    for viewer in viewers { viewer.end() }
+    encoder.stop()
+    status.stopped()
+  }
+
+  // MARK: - HTTP
+
+  /// The paths the broadcast answers.
+  struct Routes: Sendable {
+    /// The stream's path, `/camera`.
+    let path: String
+    /// Its WHEP endpoint, `/camera/whep`.
+    var whep: String { path + "/whep" }
+    let token: String?
+    let page: String?
+
+    /// The session id in `requestPath` when it is a session's URL (`/camera/whep/ID`).
+    func session(in requestPath: String) -> String? {
+      guard requestPath.hasPrefix(whep + "/") else { return nil }
+      let id = requestPath.dropFirst(whep.count + 1)
+      return id.isEmpty || id.contains("/") ? nil : String(id)
+    }
+
+    /// Whether `request` carries the token (always, without one), compared in a time that does
+    /// not depend on where they differ.
+    func authorizes(_ request: HTTPServer.Request) -> Bool {
+      guard let token else { return true }
+      let given = Array((request.headers["authorization"] ?? "").utf8)
+      let expected = Array(("Bearer " + token).utf8)
+      var difference = given.count ^ expected.count
+      for index in expected.indices { difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0)) }
+      return difference == 0
+    }
+  }
+
+  /// Header fields that let pages of other origins play the stream (CORS).
+  private static let crossOrigin: [(String, String)] = [
+    ("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", "Location"),
+  ]
+
+  private func answer(_ request: HTTPServer.Request, routes: Routes) async -> HTTPServer.Response {
+    var response = await route(request, routes: routes)
+    response.headers += Self.crossOrigin
+    return response
+  }
+
+  private func route(_ request: HTTPServer.Request, routes: Routes) async -> HTTPServer.Response {
+    let unauthorized = HTTPServer.Response.text(
+      401, "a bearer token is needed: Authorization: Bearer TOKEN", headers: [("WWW-Authenticate", "Bearer")])
+    switch (request.method, request.path) {
+    case ("OPTIONS", _):
+      return HTTPServer.Response(
+        status: 204,
+        headers: [
+          ("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"),
+          ("Access-Control-Allow-Headers", "Authorization, Content-Type"), ("Access-Control-Max-Age", "600"),
+          ("Accept-Post", "application/sdp"),
+        ])
+    case ("GET", "/"), ("GET", routes.path), ("GET", routes.path + "/"):
+      guard let page = routes.page else { return .text(404, "no page here: WHEP players POST to \(routes.whep)") }
+      let html = page.replacingOccurrences(of: "__WHEP_ENDPOINT__", with: routes.whep)
+      return HTTPServer.Response(
+        status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")],
+        body: Data(html.utf8))
+    case ("POST", routes.whep):
+      guard routes.authorizes(request) else {
+        refused()
+        return unauthorized
+      }
+      let type = request.headers["content-type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+      guard type?.lowercased() == "application/sdp" else {
+        refused()
+        return .text(415, "the offer must be sent as Content-Type: application/sdp")
+      }
+      guard let offer = String(data: request.body, encoding: .utf8) else {
+        refused()
+        return .text(400, "the offer is not UTF-8 text")
+      }
+      return await connect(offer: offer, routes: routes)
+    case ("DELETE", _) where routes.session(in: request.path) != nil:
+      guard routes.authorizes(request) else { return unauthorized }
+      let id = routes.session(in: request.path)!
+      guard let viewer = shared.withLock({ $0.viewers.removeValue(forKey: id) }) else {
+        return .text(404, "no such session")
+      }
+      viewer.end()
+      updateWatched()
+      return HTTPServer.Response(status: 200)
+    case ("PATCH", _) where routes.session(in: request.path) != nil:
+      return .text(405, "trickle ICE is not taken: the answer holds every candidate", headers: [("Allow", "DELETE")])
+    case (_, routes.whep):
+      return .text(405, "POST an SDP offer here", headers: [("Allow", "POST, OPTIONS")])
+    default:
+      return .text(404, "nothing at \(request.path.prefix(100)): WHEP players POST to \(routes.whep)")
+    }
+  }
+
+  private func refused() { shared.withLock { $0.refused += 1 } }
+
+  /// Answers `offer` with a new viewer's session, or a refusal.
+  private func connect(offer: String, routes: Routes) async -> HTTPServer.Response {
+    let media: [SDPMedia]
+    do {
+      media = try SDPMedia.parse(offer, preferring: codec)
+    } catch {
+      refused()
+      return .text(400, "malformed offer: \(error.message)")
+    }
+    guard let video = media.first(where: { if case .video(codec) = $0.kind { true } else { false } }) else {
+      refused()
+      return .text(400, "the offer takes no \(codec.rawValue) video")
+    }
+    let opus = audio == nil ? nil : media.first { if case .opus = $0.kind { true } else { false } }
+    let id = UUID().uuidString.lowercased()
+    let admitted = shared.withLock { state in
+      guard state.viewers.count + state.connecting < Self.maxViewers else { return false }
+      state.connecting += 1
+      return true
+    }
+    guard admitted else {
+      refused()
+      return .text(503, "\(Self.maxViewers) viewers watch already")
+    }
+    updateWatched()
+    defer { updateWatched() }
+    let answer: String
+    var viewer: Viewer?
+    do {
+      let made = try Viewer(
+        id: id, codec: codec, video: (encoder.video, video.payloadTypes.media),
+        audio: opus.map { (encoder.audio, $0.payloadTypes.media) },
+        ended: { [weak self] viewer in self?.remove(viewer) },
+        keyframe: { [weak self] in self?.encoder.requestKeyframe() })
+      viewer = made
+      answer = try await made.answer(offer, timeout: .seconds(5))
+    } catch {
+      viewer?.end()
+      shared.withLock { state in
+        state.connecting -= 1
+        state.refused += 1
+      }
+      return .text(400, "cannot answer the offer: \(error.message)")
+    }
+    let open = shared.withLock { state in
+      state.connecting -= 1
+      guard !state.stopped else { return false }
+      state.viewers[id] = viewer
+      state.connected += 1
+      return true
+    }
+    guard open else {
+      viewer?.end()
+      return .text(503, "the broadcast has stopped")
+    }
+    updateWatched()
+    encoder.requestKeyframe()
+    return HTTPServer.Response(
+      status: 201, headers: [("Content-Type", "application/sdp"), ("Location", routes.whep + "/" + id)],
+      body: Data(answer.utf8))
+  }
+
+  /// Forgets `viewer` (its session ended by itself).
+  private func remove(_ viewer: Viewer) {
+    shared.withLock { state in
+      if state.viewers[viewer.id] === viewer { state.viewers[viewer.id] = nil }
+    }
+    updateWatched()
+  }
+
+  /// Runs the encoder while a viewer watches or connects, and idles it otherwise; tells
+  /// ``viewerChanges`` of a new number of viewers.
+  private func updateWatched() {
+    let (watched, changed): (Bool, Int?) = shared.withLock { state in
+      let count = state.viewers.count
+      defer { state.told = count }
+      return (!state.stopped && (state.connecting > 0 || count > 0), state.told == count ? nil : count)
+    }
+    encoder.feed(watched)
+    if let changed { viewerCounts.send(changed) }
+  }
+
+  // MARK: - The encoder
+
+  /// The one encoder of the broadcast: the track's frames (and audio) encoded once, each
+  /// encoded frame handed to every viewer's session with its capture time.
+  final class Encoder: Sendable {
+    /// One medium: its feed into the encoder, and the viewers' feeds its frames go to.
+    final class Medium: Sendable {
+      let feed: SourceFeed
+      private let outputs = Mutex<[ObjectIdentifier: SourceFeed]>([:])
+
+      init(frameRate: Int? = nil) { feed = SourceFeed(frameRate: frameRate) }
+
+      /// Sends the medium's encoded frames to `output` from now on.
+      func add(_ output: SourceFeed) { outputs.withLock { $0[ObjectIdentifier(output)] = output } }
+      /// Stops sending them to `output`.
+      func remove(_ output: SourceFeed) { outputs.withLock { $0[ObjectIdentifier(output)] = nil } }
+
+      /// Hands an encoded frame, captured at `captured`, to every viewer.
+      func deliver(_ buffer: Buffer, caps: Caps, captured: ClockTime?) {
+        for output in outputs.withLock({ Array($0.values) }) { output.send(buffer, caps: caps, capturedAt: captured) }
+      }
+    }
+
+    let pipeline: MediaPipeline
+    let video: Medium
+    let audio = Medium()
+    /// The pipeline's sources, the video's first, which the media feed while someone watches.
+    private let sources: [AppSrc]
+    /// The video's encoded output, where keyframe requests go upstream from.
+    private let videoOutput: Pad
+    private let requests = Mutex<(counted: RTPSender.KeyframeRequests, last: ContinuousClock.Instant?)>((.init(), nil))
+
+    init(video encoder: VideoEncoder, audio audioEncoder: AudioEncoder?, status: StreamStatus) throws(RevueError) {
+      video = Medium(frameRate: encoder.layer.encoding.maxFps)
+      pipeline = MediaPipeline(name: "webrtc-encoder") { fault in status.report(fault) }
+      do {
+        var chain = try encoder.chain()
+        // Each viewer payloads the frames with its own payload type.
+        chain.elements.removeLast()
+        let branch = try pipeline.addMedia(
+          from: video.feed, source: SourceFeed.source(), branches: [("video", chain + [Self.sink("video-out")])])[0]
+        guard let sink = branch.element(named: "video-out") as? AppSink, let output = sink.staticPad("sink")?.peer
+        else { throw GStreamerError.noSuchElement(bin: "video", name: "video-out") }
+        videoOutput = output
+        Self.deliver(from: sink, in: pipeline, to: video)
+        var sources = try [pipeline.pipeline.element(named: "source", as: AppSrc.self)]
+        if let audioEncoder {
+          var chain = audioEncoder.chain()
+          chain.elements.removeLast()
+          let branch = try pipeline.addMedia(
+            from: audio.feed, source: SourceFeed.source(named: "audiosource", audio: true),
+            branches: [("audio", chain + [Self.sink("audio-out")])])[0]
+          guard let sink = branch.element(named: "audio-out") as? AppSink else {
+            throw GStreamerError.noSuchElement(bin: "audio", name: "audio-out")
+          }
+          Self.deliver(from: sink, in: pipeline, to: audio)
+          sources.append(try pipeline.pipeline.element(named: "audiosource", as: AppSrc.self))
+        }
+        self.sources = sources
+        feed(false)
+        try pipeline.play()
+      } catch {
+        pipeline.stop()
+        throw RevueError(.gstreamer, "cannot start the WebRTC broadcast's encoder", underlying: error)
+      }
+    }
+
+    private static func sink(_ name: String) -> ElementRecipe {
+      ElementRecipe("appsink", name: name, ["sync": .bool(false), "max-buffers": .int(8), "drop": .bool(true)])
+    }
+
+    /// Hands each encoded frame of `sink` to `medium`'s viewers, with its capture time (its
+    /// running time in the encoder's pipeline plus the pipeline's base time).
+    private static func deliver(from sink: AppSink, in pipeline: MediaPipeline, to medium: Medium) {
+      let owner = pipeline.pipeline
+      sink.setCallbacks(newSample: { [weak owner] sample in
+        guard let owner, var buffer = sample.buffer, let caps = sample.caps else { return }
+        buffer.stampCaptureTime(baseTime: owner.baseTime)
+        medium.deliver(buffer, caps: caps, captured: buffer.pts)
+      })
+    }
+
+    /// Feeds the encoders the tracks' frames and audio (`watched`), or nothing: no one watches.
+    func feed(_ watched: Bool) {
+      let source = (video: watched ? sources.first : nil, audio: watched ? sources.dropFirst().first : nil)
+      if video.feed.source !== source.video { video.feed.attach(source.video) }
+      if audio.feed.source !== source.audio { audio.feed.attach(source.audio) }
+    }
+
+    /// The keyframe requests so far.
+    var keyframeRequests: RTPSender.KeyframeRequests { requests.withLock { $0.counted } }
+
+    /// Asks the encoder for a keyframe, unless one was asked for within 250 ms.
+    func requestKeyframe() {
+      let now = ContinuousClock.now
+      let honoured = requests.withLock { requests in
+        requests.counted.received += 1
+        if let last = requests.last, now - last < RTPSender.keyframeRequestInterval { return false }
+        requests.last = now
+        requests.counted.honoured += 1
+        return true
+      }
+      if honoured { VideoEncoder.requestKeyframe(upstreamOf: videoOutput) }
+    }
+
+    func stop() { pipeline.stop() }
+  }
+
+  // MARK: - A viewer
+
+  /// One viewer's session: the encoded frames payloaded with the viewer's payload types into its
+  /// own `webrtcbin`, in a pipeline of its own (its fault ends it alone).
+  final class Viewer: Sendable {
+    let id: String
+    private let pipeline: MediaPipeline
+    private let webrtc: WebRTCBin
+    private let feeds: [(Encoder.Medium, SourceFeed)]
+    private let ended: @Sendable (Viewer) -> Void
+    private let closed = Atomic(false)
+    private let lastRTCP = Mutex(ContinuousClock.now)
+
+    init(
+      id: String, codec: VideoCodec, video: (Encoder.Medium, Int), audio: (Encoder.Medium, Int)?,
+      ended: @escaping @Sendable (Viewer) -> Void, keyframe: @escaping @Sendable () -> Void
+    ) throws(RevueError) {
+      self.id = id
+      let isH264 = codec == .h264
+      self.ended = ended
+      let end = Relay<Viewer>()
+      pipeline = MediaPipeline(name: "webrtc-viewer-\(id.prefix(8))") { fault in
+        guard fault.severity == .error else { return }
+        RevueLog.log(.warning, "WebRTC", "viewer \(id.prefix(8)) ended: \(fault)")
+        end.target?.end()
+      }
+      var feeds: [(Encoder.Medium, SourceFeed)] = []
+      do {
+        webrtc = try WebRTCBin(name: "webrtc")
+        try webrtc.element.element(named: "rtpbin")?.set("rtcp-sync-send-time", false)
+        try pipeline.pipeline.add(webrtc.element)
+        var media: [(Encoder.Medium, Int, Bool)] = [(video.0, video.1, true)]
+        if let audio { media.append((audio.0, audio.1, false)) }
+        for (medium, payloadType, isVideo) in media {
+          let feed = SourceFeed()
+          let caps = try Self.rtpCaps(video: isVideo ? codec : nil, payloadType: payloadType)
+          let payloader = ElementRecipe(
+            isVideo ? (isH264 ? "rtph264pay" : "rtpvp8pay") : "rtpopuspay", name: "payloader",
+            isVideo
+              ? (isH264
+                ? ["aggregate-mode": .enumeration("zero-latency"), "pt": .int(payloadType)]
+                : ["picture-id-mode": .enumeration("15-bit"), "pt": .int(payloadType)])
+              : ["pt": .int(payloadType)])
+          let branch = try pipeline.addMedia(
+            from: feed, source: SourceFeed.source(named: isVideo ? "source" : "audiosource", audio: !isVideo),
+            branches: [(isVideo ? "video" : "audio", [payloader, .caps(caps, name: "rtp")])])[0]
+          try branch.link(webrtc.element)
+          guard let input = branch.staticPad("src")?.peer else {
+            throw GStreamerError.noSuchPad(element: "webrtc", pad: "sink")
+          }
+          try input.set("direction", ofObjectIn: "transceiver", to: Value.enumeration("sendonly"))
+          try input.set("codec-preferences", ofObjectIn: "transceiver", to: caps)
+          if isVideo {
+            try input.set("do-nack", ofObjectIn: "transceiver", to: true)
+            // Keyframe requests (PLI, FIR) go to the one encoder, rate-limited across viewers.
+            branch.element(named: "payloader")?.staticPad("src")?.addProbe(.eventUpstream) { _, info in
+              guard info.event?.structure?.name == "GstForceKeyUnit" else { return .ok }
+              keyframe()
+              return .drop
+            }
+          }
+          feeds.append((medium, feed))
+        }
+        try pipeline.play()
+      } catch {
+        pipeline.stop()
+        throw RevueError(.gstreamer, "cannot start a viewer's session", underlying: error)
+      }
+      self.feeds = feeds
+      end.target = self
+    }
+
+    /// The RTP caps of `video` in `payloadType` (Opus audio for nil), with the feedback a
+    /// viewer may ask for.
+    private static func rtpCaps(video: VideoCodec?, payloadType: Int) throws(GStreamerError) -> Caps {
+      Caps([
+        video != nil
+          ? try Structure(
+            name: "application/x-rtp",
+            [
+              "media": "video", "encoding-name": video == .h264 ? "H264" : "VP8", "payload": payloadType,
+              "clock-rate": 90000, "rtcp-fb-nack": true, "rtcp-fb-nack-pli": true, "rtcp-fb-ccm-fir": true,
+            ])
+          : try Structure(
+            name: "application/x-rtp",
+            [
+              "media": "audio", "encoding-name": "OPUS", "payload": payloadType, "clock-rate": 48000,
+              "encoding-params": "2",
+            ])
+      ])
+    }
+
+    /// Answers the viewer's `offer` (every candidate in the answer) and starts sending once the
+    /// connection is up.
+    func answer(_ offer: String, timeout: Duration) async throws(RevueError) -> String {
+      do {
+        try await webrtc.setRemoteDescription(.offer, sdp: offer)
+        let answer = try await webrtc.createAnswer()
+        try await webrtc.setLocalDescription(.answer, sdp: answer)
+        try await webrtc.gatheringComplete(timeout: timeout)
+        let made = webrtc.localDescription ?? answer
+        for (medium, feed) in feeds { medium.add(feed) }
+        watch()
+        return made
+      } catch {
+        throw RevueError(.invalidInput, "\(error)")
+      }
+    }
+
+    /// Ends the session when its connection fails or closes, or its RTCP stops for 3 s (a tab
+    /// closed without a DELETE, a network gone: `webrtcbin` checks no ICE consent).
+    private func watch() {
+      webrtc.onStateChange("connection-state") { [weak self] state in
+        if state == "failed" || state == "closed" { self?.end() }
+      }
+      lastRTCP.withLock { $0 = .now }
+      _ = webrtc.onRTCPReceived { [weak self] in self?.lastRTCP.withLock { $0 = .now } }
+      Task { [weak self] in
+        while let viewer = self, !viewer.closed.load(ordering: .relaxed) {
+          if ContinuousClock.now - viewer.lastRTCP.withLock({ $0 }) > Viewer.silence {
+            RevueLog.log(.info, "WebRTC", "viewer \(viewer.id.prefix(8)) gone: no RTCP for 3 s")
+            viewer.end()
+            return
+          }
+          try? await Task.sleep(for: .milliseconds(250))
+        }
+      }
+    }
+
+    /// How long a viewer may send no RTCP before its session ends (receivers report every
+    /// second or so).
+    static let silence = Duration.seconds(3)
+
+    /// Ends the session: no more frames, the pipeline stopped.
+    func end() {
+      guard !closed.exchange(true, ordering: .relaxed) else { return }
+      for (medium, feed) in feeds {
+        medium.remove(feed)
+        feed.attach(nil)
+      }
+      pipeline.stop()
+      ended(self)
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import RevueProcess
+import RevueSDK
+import RevueSDKTestSupport
+import RevueTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Issue 28: WebRTC viewers straight from the node (WHEP). The viewers are aiortc's WHEP player
+/// (Tests/Peers/whep_viewer.py, a WebRTC stack no one on the team wrote), which decodes what it
+/// gets: two at once from one encoder, with sound; a viewer that vanishes without a DELETE is
+/// gone within 5 s; a wrong token gets 401, a malformed offer 400 with a one-line reason, and
+/// fifty of them leave nothing behind.
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WebRTCBroadcastTests {
+  init() { TestEnvironment.prepare() }
+
+  /// Starts aiortc's WHEP player on `url` with `arguments`.
+  static func viewer(_ url: URL, _ arguments: [String]) throws -> ChildProcess {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/whep_viewer.py").standardized
+    return try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, url.absoluteString] + arguments)
+  }
+
+  /// The video and audio frames a player's `done frames F audio A` line gives.
+  static func decoded(_ output: String) -> (video: Int, audio: Int)? {
+    guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("done frames ") }) else { return nil }
+    let fields = line.split(separator: " ")
+    guard fields.count == 5, let video = Int(fields[2]), let audio = Int(fields[4]) else { return nil }
+    return (video, audio)
+  }
+
+  /// Waits until the broadcast has `count` viewers, within `seconds`.
+  static func waitForViewers(_ count: Int, of changes: AsyncStream<Int>, within seconds: Double) async throws {
+    _ = try await withDeadline(seconds, "\(count) viewer(s)") {
+      for await viewers in changes where viewers == count { return true }
+      return false
+    }
+  }
+
+  /// Alone in the process: it counts frames decoded by two players that decode in Python.
+  @Test(.wholeProcess) func twoViewersWatchOneEncoderWithSound() async throws {
+    try await WHIPPublicationTests.withCameraAndMicrophone { track, audio in
+      let broadcast = try WebRTCBroadcast(track: track, port: 0, audio: audio, token: "s3cret")
+      defer { broadcast.stop() }
+      #expect(broadcast.whepURL.path == "/camera/whep" && broadcast.port > 0)
+      let viewers = try (0..<2).map { _ in
+        try Self.viewer(broadcast.whepURL, ["--token", "s3cret", "--seconds", "5"])
+      }
+      for viewer in viewers {
+        let exit = await viewer.wait(stoppingAfter: 30)
+        let decoded = Self.decoded(exit.output)
+        // 5 s at 30 fps: 150 frames, 250 of 20 ms of audio.
+        #expect((decoded?.video ?? 0) >= 135, "\(exit.output.suffix(400))\(exit.error.suffix(1500))")
+        #expect((decoded?.audio ?? 0) >= 225, "\(exit.output.suffix(400))")
+        #expect(exit.output.contains("status 201") && exit.output.contains("deleted 200"))
+      }
+      let statistics = broadcast.statistics
+      #expect(statistics.viewersConnected == 2 && statistics.viewers == 0 && statistics.offersRefused == 0)
+      // One encoder: the track's frames went to it once, not once per viewer (5 s and the
+      // connections' set-up at 30 fps).
+      #expect(statistics.framesSent < 30 * 8, "\(statistics)")
+      #expect(statistics.keyframeRequests >= 2)
+    }
+  }
+
+  @Test func aViewerThatVanishesWithoutADeleteIsGoneWithinFiveSeconds() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await WHIPPublicationTests.camera(devices[0])
+      let broadcast = try WebRTCBroadcast(track: track, port: 0)
+      defer { broadcast.stop() }
+      let changes = broadcast.viewerChanges
+      let viewer = try Self.viewer(broadcast.whepURL, ["--seconds", "2", "--no-delete", "--no-audio"])
+      try await Self.waitForViewers(1, of: changes, within: 20)
+      let exit = await viewer.wait(stoppingAfter: 20)
+      #expect((Self.decoded(exit.output)?.video ?? 0) >= 30, "\(exit.output.suffix(400))")
+      // The player is gone, without a DELETE: its RTCP stops.
+      let gone = ContinuousClock.now
+      try await Self.waitForViewers(0, of: changes, within: 5)
+      #expect(ContinuousClock.now - gone <= .seconds(5))
+      try await track.capturer?.stopCapture()
+    }
+  }
+
+  /// POSTs `body` to `url` with `headers`; returns the status and the body as text.
+  static func post(_ url: URL, _ body: String, headers: [String: String]) async throws -> (Int, String) {
+    var request = URLRequest(url: url, timeoutInterval: 10)
+    request.httpMethod = "POST"
+    request.httpBody = Data(body.utf8)
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+  }
+
+  @Test(.wholeProcess) func wrongTokensAndMalformedOffersGetTheirStatusAndLeaveNothingBehind() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await WHIPPublicationTests.camera(devices[0])
+      let broadcast = try WebRTCBroadcast(track: track, port: 0, token: "s3cret")
+      defer { broadcast.stop() }
+      let sdp = ["Content-Type": "application/sdp"]
+      let authorized = sdp.merging(["Authorization": "Bearer s3cret"]) { $1 }
+      let offer = "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n"
+      // A wrong token, none, a malformed offer, one with no VP8, another type, another path.
+      let (wrong, _) = try await Self.post(
+        broadcast.whepURL, offer, headers: sdp.merging(["Authorization": "Bearer x"]) { $1 })
+      #expect(wrong == 401)
+      #expect(try await Self.post(broadcast.whepURL, offer, headers: sdp).0 == 401)
+      let (malformed, reason) = try await Self.post(broadcast.whepURL, "v=0\r\nm=video x\r\n", headers: authorized)
+      #expect(malformed == 400)
+      #expect(reason == "malformed offer: SDP line 2: malformed media line 'm=video x'\n")
+      let (noVP8, why) = try await Self.post(
+        broadcast.whepURL, offer + "a=rtpmap:96 H264/90000\r\n", headers: authorized)
+      #expect(noVP8 == 400 && why.hasPrefix("the offer takes no vp8 video") && why.split(separator: "\n").count == 1)
+      #expect(try await Self.post(broadcast.whepURL, offer, headers: ["Authorization": "Bearer s3cret"]).0 == 415)
+      #expect(try await Self.post(broadcast.pageURL, offer, headers: authorized).0 == 404)
+
+      // Fifty more: the threads and the memory stay where they were, no viewer is left.
+      let threads = TestEnvironment.threadCount
+      let memory = TestEnvironment.residentKiB
+      for index in 0..<50 {
+        let headers = index.isMultiple(of: 2) ? sdp : authorized
+        _ = try await Self.post(broadcast.whepURL, "m=nonsense \(index)", headers: headers)
+      }
+      let statistics = broadcast.statistics
+      // The five refused above (the POST to the page is no offer) and the fifty.
+      #expect(
+        statistics.offersRefused == 55 && statistics.viewers == 0 && statistics.viewersConnected == 0, "\(statistics)")
+      #expect(TestEnvironment.threadCount <= threads + 2, "threads \(threads) → \(TestEnvironment.threadCount)")
+      let grown = TestEnvironment.residentKiB - memory
+      #expect(grown < 2048, "resident memory grew \(grown) KiB")
+      try await track.capturer?.stopCapture()
+    }
+  }
+}
