@@ -24,6 +24,7 @@ enum WatchPage {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="whep-endpoint" content="__WHEP_ENDPOINT__">
     <title>Revue</title>
+    <link rel="icon" href="data:,">
     <style>
       html, body { margin: 0; height: 100%; background: #111; color: #eee; font: 14px/1.4 system-ui, sans-serif; }
       main { position: relative; height: 100%; display: flex; align-items: center; justify-content: center; }
@@ -36,7 +37,7 @@ enum WatchPage {
       #stats { bottom: 12px; left: 12px; margin: 0; display: grid; grid-template-columns: auto auto; gap: 0 12px; }
       #stats dt { color: #aaa; }
       #stats dd { margin: 0; font-variant-numeric: tabular-nums; }
-      #unmute { top: 12px; right: 12px; }
+      #unmute { top: 12px; right: 12px; color: #eee; border: 1px solid #888; font-weight: 600; }
       #problem { top: 50%; left: 50%; transform: translate(-50%, -50%); max-width: 80%; text-align: center; }
       #problem p { margin: 0 0 8px; }
       button { font: inherit; padding: 4px 12px; cursor: pointer; }
@@ -49,7 +50,7 @@ enum WatchPage {
       <!-- No `muted` attribute: its mere presence mutes (muted="false" would too); the script unmutes. -->
       <video id="video" autoplay playsinline></video>
       <div id="status" class="panel" role="status">connecting…</div>
-      <button id="unmute" class="panel" type="button" hidden>🔇 unmute</button>
+      <button id="unmute" class="panel" type="button" hidden>unmute sound</button>
       <div id="problem" class="panel" hidden>
         <p id="reason"></p>
         <form id="token-form" hidden>
