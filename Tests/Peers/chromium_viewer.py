@@ -25,7 +25,8 @@ Prints one JSON object a line on standard output:
 
 --seconds S: how long to watch once every viewer is ready (10 by default). --close-after S: after S
 seconds of playing, prints the summaries, then kills the browser with SIGKILL (no unload handler
-runs, no DELETE is sent: a tab that vanishes) and exits 0. --screenshot PATH: a PNG of viewer 0's
+runs, no DELETE is sent: a tab that vanishes) and exits 0; without it the tabs are closed at the
+end, each page sending its DELETE. --screenshot PATH: a PNG of viewer 0's
 tab at the end. --deadline S: how long each wait may take (the browser's start, the DevTools
 calls, every viewer ready; 60 by default).
 
@@ -57,6 +58,7 @@ FLAGS = [
     "--autoplay-policy=no-user-gesture-required",
     "--remote-debugging-port=0",
     "--disable-gpu",
+    "--window-size=1280,720",
     # Candidates on 127.0.0.1 too (Chromium leaves loopback out of WebRTC by default), and plain
     # addresses rather than mDNS names, which a node's ICE agent may not resolve.
     "--allow-loopback-in-peer-connection",
@@ -203,6 +205,8 @@ class Run:
         self.started = time.monotonic()
         self.stderr_tail = []
         self.devtools_url = None
+        self.devtools = None
+        self.sessions = []
 
     def elapsed(self):
         return round(time.monotonic() - self.started, 3)
@@ -274,10 +278,17 @@ class Run:
             await self.http.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 
+    async def screenshot(self):
+        """Viewer 0's tab as a PNG at --screenshot, when asked for and the tab is there."""
+        if self.options.screenshot and self.sessions:
+            shot = await self.devtools.call("Page.captureScreenshot", {"format": "png"}, self.sessions[0])
+            with open(self.options.screenshot, "wb") as file:
+                file.write(base64.b64decode(shot["data"]))
+
     async def main(self):
         options = self.options
-        devtools = await self.launch()
-        sessions = []
+        devtools = self.devtools = await self.launch()
+        targets, sessions = [], self.sessions
         names = {}
 
         def on_event(method, params, session):
@@ -301,6 +312,7 @@ class Run:
             target = await devtools.call("Target.createTarget", {"url": "about:blank", "newWindow": True})
             attached = await devtools.call("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})
             session = attached["sessionId"]
+            targets.append(target["targetId"])
             names[session] = viewer
             sessions.append(session)
             for domain in ("Runtime", "Log", "Page", "Inspector"):
@@ -378,14 +390,17 @@ class Run:
                 fps=round(sum(fps[viewer]) / len(fps[viewer]), 2) if fps[viewer] else None,
                 audioEnergy=stats["totalAudioEnergy"], sessions=revue["sessions"], state=revue["state"], picture=picture
             )
-        if options.screenshot:
-            shot = await devtools.call("Page.captureScreenshot", {"format": "png"}, sessions[0])
-            with open(options.screenshot, "wb") as file:
-                file.write(base64.b64decode(shot["data"]))
+        await self.screenshot()
         if options.close_after is not None:
             self.kill()
             await self.browser.wait()
             emit("closed", viewers=options.viewers)
+            return
+        # The tabs closed as a person would: each page's pagehide sends its DELETE (a keepalive
+        # request, which the browser finishes for the closed page) before the browser goes.
+        for target in targets:
+            await devtools.call("Target.closeTarget", {"targetId": target})
+        await asyncio.sleep(1)
 
 
 def main():
@@ -399,6 +414,13 @@ def main():
     options = parser.parse_args()
     run = Run(options)
 
+    async def shoot():
+        # The page as it was when the run failed, when the browser still answers.
+        try:
+            await run.screenshot()
+        except (Timeout, Failure, aiohttp.ClientError, OSError) as failure:
+            note(f"chromium_viewer: no screenshot: {failure}")
+
     async def guarded():
         task = asyncio.current_task()
         loop = asyncio.get_running_loop()
@@ -409,9 +431,11 @@ def main():
             return 0
         except Timeout as timeout:
             emit("error", reason=str(timeout))
+            await shoot()
             return 2
         except Refused as refused:
             emit("error", reason=str(refused))
+            await shoot()
             return 3
         except (Failure, aiohttp.ClientError, OSError) as failure:
             emit("error", reason=f"{type(failure).__name__}: {failure}")
