@@ -119,7 +119,8 @@ enum WatchPage {
       let session = null;  // the current WHEP session: {url, token}, for its DELETE
       let failures = 0;  // attempts failed in a row, for the backoff
       let timers = {};
-      let sample = null;  // the previous statistics sample
+      let sample = null;  // the statistics when the rates were last worked out
+      let media = { bytes: 0, at: 0 };  // the bytes received so far, and when they were first seen
       let mutedByBrowser = false;
 
       function setState(state, text) {
@@ -130,7 +131,7 @@ enum WatchPage {
           connecting: "connecting…", playing: "● live", reconnecting: "reconnecting…",
           unauthorized: "a token is needed", error: "error",
         };
-        $("status").textContent = labels[state] + (text && state === "reconnecting" ? " " + text : "");
+        $("status").textContent = labels[state] + (text && state === "reconnecting" ? " (" + text + ")" : "");
       }
 
       function showProblem(reason, { form = false, again = false } = {}) {
@@ -165,6 +166,7 @@ enum WatchPage {
         }
         stream = null;
         sample = null;
+        media = { bytes: 0, at: 0 };
         revue.stats = emptyStats();
         revue.connectionState = "closed";
       }
@@ -286,7 +288,7 @@ enum WatchPage {
         const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
         failures += 1;
         revue.error = reason;
-        setState("reconnecting", "(" + reason + ")");
+        setState("reconnecting", reason);
         timers.retry = setTimeout(connect, delay);
       }
 
@@ -383,7 +385,7 @@ enum WatchPage {
           }
         });
         if (pairId && report.get(pairId)) pair = report.get(pairId);
-        const now = videoIn.timestamp || performance.now();
+        const now = videoIn.timestamp || audioIn.timestamp || performance.timeOrigin + performance.now();
         const stats = revue.stats;
         stats.width = videoIn.frameWidth ?? null;
         stats.height = videoIn.frameHeight ?? null;
@@ -396,17 +398,23 @@ enum WatchPage {
         stats.roundTripMs = roundTrip == null ? null : round(roundTrip * 1000, 1);
         const videoBytes = videoIn.bytesReceived ?? 0;
         const allBytes = videoBytes + (audioIn.bytesReceived ?? 0);
-        if (sample && now > sample.time) {
+        // Rates over a second at least (the samples come each half second).
+        if (!sample) {
+          sample = { time: now, videoBytes, framesDecoded: stats.framesDecoded };
+        } else if (now - sample.time >= 950) {
           const seconds = (now - sample.time) / 1000;
           stats.bitrateKbps = round(Math.max(0, videoBytes - sample.videoBytes) * 8 / seconds / 1000, 0);
           stats.fps = round(videoIn.framesPerSecond ?? (stats.framesDecoded - sample.framesDecoded) / seconds, 1);
+          sample = { time: now, videoBytes, framesDecoded: stats.framesDecoded };
         }
-        const progressed = !sample || allBytes > sample.allBytes;
-        const since = progressed ? now : sample.since;
-        sample = { time: now, videoBytes, allBytes, framesDecoded: stats.framesDecoded, since };
+        // When media last came: the stats' own time of the latest packet where it is on the stats' clock, else
+        // the sample that first saw the bytes received as they are now (up to half a second late).
+        if (allBytes > media.bytes) media = { bytes: allBytes, at: now };
+        const lastPacket = Math.max(videoIn.lastPacketReceivedTimestamp ?? 0, audioIn.lastPacketReceivedTimestamp ?? 0);
+        const since = Math.abs(now - lastPacket) < 3600000 ? lastPacket : media.at;
         checkPlaying();
         if (revue.state === "playing" && now - since >= STALLED_MS) {
-          retry("no media for " + Math.round((now - since) / 1000) + " s");
+          retry("no media for " + ((now - since) / 1000).toFixed(1) + " s");
         }
         render();
       }
@@ -423,7 +431,7 @@ enum WatchPage {
         text("s-connection", revue.connectionState);
       }
 
-      setInterval(updateStats, 1000);
+      setInterval(updateStats, 500);
       start();
     })();
     </script>
