@@ -169,6 +169,7 @@ enum WatchPage {
         media = { bytes: 0, at: 0 };
         revue.stats = emptyStats();
         revue.connectionState = "closed";
+        render();
       }
 
       function gathered(peer, capMs) {
@@ -287,6 +288,7 @@ enum WatchPage {
         teardown();
         const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
         failures += 1;
+        console.log("revue: trying again in " + delay / 1000 + " s (" + reason + ")");
         revue.error = reason;
         setState("reconnecting", reason);
         timers.retry = setTimeout(connect, delay);

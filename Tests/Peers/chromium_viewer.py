@@ -32,13 +32,14 @@ calls, every viewer ready; 60 by default).
 
 Exit status: 0 done; 2 a wait ran out of time; 3 a page reached unauthorized or error, states it
 leaves only for a person; 1 the browser failed. Chromium runs in a process group of its own,
-killed on every exit. The page's console messages and exceptions go to standard error, prefixed
+killed on every exit (and by the kernel should this script be killed). The page's console messages and exceptions go to standard error, prefixed
 `console:`. $CHROMIUM names another browser binary (default /usr/bin/chromium).
 Debian's /usr/bin/python3 with python3-aiohttp.
 """
 import argparse
 import asyncio
 import base64
+import ctypes
 import json
 import os
 import re
@@ -106,6 +107,15 @@ class Failure(Exception):
 
 class Refused(Exception):
     """A page reached a state it leaves only for a person (unauthorized, error)."""
+
+
+def die_with_parent():
+    """In the browser's process before it runs: the kernel kills it should this script die without
+    its cleanup (SIGKILL); its renderers end with it."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 def emit(event, **fields):
@@ -224,6 +234,7 @@ class Run:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         asyncio.ensure_future(self.drain())
         port_file = os.path.join(self.profile, "DevToolsActivePort")
@@ -368,6 +379,12 @@ class Run:
         fps = [[] for _ in range(options.viewers)]
         start = time.monotonic()
         for second in range(1, int(round(seconds)) + 1):
+            # The states read each quarter of a second (a state line says when it changed), the numbers
+            # printed each second.
+            while time.monotonic() < start + second - 0.25:
+                await asyncio.sleep(0.25)
+                for viewer in range(options.viewers):
+                    await snapshot(viewer)
             await asyncio.sleep(max(0, start + second - time.monotonic()))
             for viewer in range(options.viewers):
                 revue = await snapshot(viewer)
