@@ -9,13 +9,16 @@ enum WatchPage {
   /// the placeholder left in posts to `whep` beside it.
   ///
   /// The token, when the endpoint needs one, comes from the page's fragment (`#token=T`), is kept in the tab's
-  /// `sessionStorage`, and is asked for in a form after a 401. The page exposes for tests
-  /// `window.revue = {state, stats, error, sessions, connectionState, muted}`: `state` is `connecting`, `playing`,
-  /// `reconnecting`, `unauthorized` or `error`; `stats` holds the latest numbers of the current connection
-  /// (`width`, `height`, `fps`, `bitrateKbps`, `roundTripMs`, `packetsLost`, `framesDecoded`, `framesReceived`,
-  /// `audioLevel`, `totalAudioEnergy`; null while unknown); `error` the latest reason given (the server's one-line
-  /// answer to a refused offer, or why the page reconnects), null once playing; `sessions` the offers the
-  /// endpoint accepted (201) so far; `muted` whether the browser refused sound until the viewer unmutes.
+  /// `sessionStorage`, and is asked for in a form after a 401. The page exposes for tests `window.revue = {state,
+  /// stats, error, sessions, connectionState, muted, endpoint}`: `state` is `connecting`, `playing`, `reconnecting`,
+  /// `unauthorized` or `error`; `stats` holds the latest numbers of the current connection (`width`, `height`, `fps`,
+  /// `bitrateKbps`, `roundTripMs`, `packetsLost`, `framesDecoded`, `framesReceived`, `audioLevel`, `totalAudioEnergy`;
+  /// null while unknown); `error` the latest reason given (the server's one-line answer to a refused offer, or why the
+  /// page reconnects), null once playing; `sessions` the offers the endpoint accepted (201) so far; `connectionState`
+  /// the peer connection's; `muted` whether the browser refused sound until the viewer unmutes; `endpoint` the URL the
+  /// page posts to. A 401 or 403 asks for a token; a 5xx, 408 or 429, no answer, a failed or silent connection (2 s)
+  /// are tried again; another status is an error, shown with its body's first line. The answer's `Location` must be
+  /// readable: on the page's origin (or exposed by CORS).
   static let template: String = #"""
     <!doctype html>
     <html lang="en">

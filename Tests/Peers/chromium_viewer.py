@@ -32,8 +32,9 @@ calls, every viewer ready; 60 by default).
 
 Exit status: 0 done; 2 a wait ran out of time; 3 a page reached unauthorized or error, states it
 leaves only for a person; 1 the browser failed. Chromium runs in a process group of its own,
-killed on every exit (and by the kernel should this script be killed). The page's console messages and exceptions go to standard error, prefixed
-`console:`. $CHROMIUM names another browser binary (default /usr/bin/chromium).
+killed on every exit (and by the kernel should this script be killed). The page's console
+messages and exceptions go to standard error, prefixed `console:`. $CHROMIUM names another
+browser binary (default /usr/bin/chromium); FLAGS says which flags it needs and why.
 Debian's /usr/bin/python3 with python3-aiohttp.
 """
 import argparse
@@ -52,6 +53,8 @@ import time
 
 import aiohttp
 
+# Headless, sandbox off (containers, root), camera prompts granted, sound allowed without a gesture;
+# no --mute-audio: the page's audio statistics (totalAudioEnergy) need the audio played out.
 FLAGS = [
     "--headless=new",
     "--no-sandbox",
@@ -148,7 +151,8 @@ class DevTools:
                     if future is None or future.done():
                         continue
                     if "error" in data:
-                        future.set_exception(Failure(f"{data['error'].get('message')} ({data['error'].get('data', '')})"))
+                        error = data["error"]
+                        future.set_exception(Failure(f"{error.get('message')} ({error.get('data', '')})"))
                     else:
                         future.set_result(data.get("result", {}))
                 else:
