@@ -1,0 +1,479 @@
+#!/usr/bin/python3
+"""Browser viewers of Revue's watch page (issue 28): Debian's Chromium, headless, watching the page
+at URL in N tabs, driven over the DevTools protocol (aiohttp's websocket client; no WebDriver).
+
+    chromium_viewer.py URL [--viewers N] [--seconds S] [--close-after S] [--screenshot PATH]
+                       [--deadline S]
+
+Prints one JSON object a line on standard output:
+  {"event":"ready","viewer":i,"t":T}    the page plays (window.revue.state is playing and
+                                        framesDecoded > 0), T seconds after the browser started
+  {"event":"state","viewer":i,"t":T,"state":...,"error":...,"sessions":n}
+                                        each change of the page's state (connecting, playing,
+                                        reconnecting, unauthorized, error)
+  {"event":"stats","viewer":i,"second":k,"state":...,"sessions":n,"error":...,
+   "width":...,"height":...,"fps":...,"bitrateKbps":...,"roundTripMs":...,"packetsLost":...,
+   "framesDecoded":...,"framesReceived":...,"audioLevel":...,"totalAudioEnergy":...}
+                                        each second once every viewer is ready (window.revue.stats)
+  {"event":"summary","viewer":i,"framesDecoded":...,"framesReceived":...,"fps":F,
+   "audioEnergy":E,"sessions":n,"state":...,"picture":{"meanRGB":[r,g,b],"nonBlackFraction":x,
+   "width":w,"height":h}}                at the end: F the mean of the seconds' fps, E the audio's
+                                        totalAudioEnergy, the picture read from the <video> drawn
+                                        into a canvas
+  {"event":"closed","viewers":N}        --close-after: the browser was killed
+  {"event":"error","reason":...}        a wait ran out of time, or the browser failed
+
+--seconds S: how long to watch once every viewer is ready (10 by default). --close-after S: after S
+seconds of playing, prints the summaries, then kills the browser with SIGKILL (no unload handler
+runs, no DELETE is sent: a tab that vanishes) and exits 0; without it the tabs are closed at the
+end, each page sending its DELETE. --screenshot PATH: a PNG of viewer 0's
+tab at the end. --deadline S: how long each wait may take (the browser's start, the DevTools
+calls, every viewer ready; 60 by default).
+
+Exit status: 0 done; 2 a wait ran out of time; 3 a page reached unauthorized or error, states it
+leaves only for a person; 1 the browser failed. Chromium runs in a process group of its own,
+killed on every exit (and by the kernel should this script be killed). The page's console
+messages and exceptions go to standard error, prefixed `console:`. $CHROMIUM names another
+browser binary (default /usr/bin/chromium); FLAGS says which flags it needs and why.
+Debian's /usr/bin/python3 with python3-aiohttp.
+"""
+import argparse
+import asyncio
+import base64
+import ctypes
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import aiohttp
+
+# Headless, sandbox off (containers, root), camera prompts granted, sound allowed without a gesture;
+# no --mute-audio: the page's audio statistics (totalAudioEnergy) need the audio played out.
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--use-fake-ui-for-media-stream",
+    "--autoplay-policy=no-user-gesture-required",
+    "--remote-debugging-port=0",
+    "--disable-gpu",
+    "--window-size=1280,720",
+    # Candidates on 127.0.0.1 too (Chromium leaves loopback out of WebRTC by default), and plain
+    # addresses rather than mDNS names, which a node's ICE agent may not resolve.
+    "--allow-loopback-in-peer-connection",
+    "--disable-features=WebRtcHideLocalIpsWithMdns",
+    # Every tab decodes and runs its timers as a tab in front would.
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-breakpad",
+]
+
+SNAPSHOT = """JSON.stringify(window.revue ? {state: revue.state, error: revue.error, sessions: revue.sessions,
+  stats: revue.stats} : null)"""
+
+PICTURE = """(async () => {
+  const video = document.querySelector("video");
+  const width = video ? video.videoWidth : 0, height = video ? video.videoHeight : 0;
+  if (!width || !height) return {meanRGB: null, nonBlackFraction: 0, width, height};
+  const canvas = document.createElement("canvas");
+  canvas.width = width;
+  canvas.height = height;
+  const context = canvas.getContext("2d", {willReadFrequently: true});
+  context.drawImage(video, 0, 0, width, height);
+  const data = context.getImageData(0, 0, width, height).data;
+  let r = 0, g = 0, b = 0, lit = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    r += data[i]; g += data[i + 1]; b += data[i + 2];
+    if (Math.max(data[i], data[i + 1], data[i + 2]) > 32) lit += 1;
+  }
+  const n = width * height, tenth = (x) => Math.round(x * 10) / 10;
+  return {meanRGB: [tenth(r / n), tenth(g / n), tenth(b / n)], nonBlackFraction: Math.round(lit / n * 1000) / 1000,
+          width, height};
+})()"""
+
+
+class Timeout(Exception):
+    """A wait ran out of time."""
+
+
+class Failure(Exception):
+    """The browser or the protocol failed."""
+
+
+class Refused(Exception):
+    """A page reached a state it leaves only for a person (unauthorized, error)."""
+
+
+def die_with_parent():
+    """In the browser's process before it runs: the kernel kills it should this script die without
+    its cleanup (SIGKILL); its renderers end with it."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def emit(event, **fields):
+    print(json.dumps({"event": event, **fields}), flush=True)
+
+
+def note(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+class DevTools:
+    """A DevTools protocol connection to the browser, sessions of targets flattened into it."""
+
+    def __init__(self, websocket, deadline):
+        self.websocket = websocket
+        self.deadline = deadline
+        self.last_id = 0
+        self.pending = {}
+        self.listeners = []
+        self.reader = asyncio.ensure_future(self.read())
+
+    async def read(self):
+        try:
+            async for message in self.websocket:
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                data = json.loads(message.data)
+                if "id" in data:
+                    future = self.pending.pop(data["id"], None)
+                    if future is None or future.done():
+                        continue
+                    if "error" in data:
+                        error = data["error"]
+                        future.set_exception(Failure(f"{error.get('message')} ({error.get('data', '')})"))
+                    else:
+                        future.set_result(data.get("result", {}))
+                else:
+                    for listener in self.listeners:
+                        listener(data.get("method"), data.get("params", {}), data.get("sessionId"))
+        finally:
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(Failure("the browser closed the DevTools connection"))
+            self.pending.clear()
+
+    async def call(self, method, params=None, session=None):
+        if self.reader.done():
+            raise Failure("the browser closed the DevTools connection")
+        self.last_id += 1
+        message = {"id": self.last_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        future = asyncio.get_running_loop().create_future()
+        self.pending[self.last_id] = future
+        await self.websocket.send_str(json.dumps(message))
+        try:
+            return await asyncio.wait_for(future, self.deadline)
+        except asyncio.TimeoutError:
+            raise Timeout(f"no answer to {method} in {self.deadline:g} s") from None
+
+    async def evaluate(self, session, expression):
+        result = await self.call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session
+        )
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            raise Failure(details.get("exception", {}).get("description") or details.get("text"))
+        return result["result"].get("value")
+
+
+def console_text(args):
+    parts = []
+    for arg in args:
+        if "value" in arg:
+            parts.append(arg["value"] if isinstance(arg["value"], str) else json.dumps(arg["value"]))
+        else:
+            parts.append(arg.get("description") or arg.get("type", "?"))
+    return " ".join(parts)
+
+
+async def wait_for(condition, deadline, what, interval=0.1):
+    """Polls `condition` until it returns something true, for `deadline` seconds at most."""
+    end = time.monotonic() + deadline
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= end:
+            raise Timeout(f"{what} within {deadline:g} s")
+        await asyncio.sleep(interval)
+
+
+class Run:
+    def __init__(self, options):
+        self.options = options
+        self.browser = None
+        self.profile = tempfile.mkdtemp(prefix="revue-chromium-")
+        self.started = time.monotonic()
+        self.stderr_tail = []
+        self.devtools_url = None
+        self.devtools = None
+        self.sessions = []
+
+    def elapsed(self):
+        return round(time.monotonic() - self.started, 3)
+
+    async def launch(self):
+        binary = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        await wait_for(lambda: os.access(binary, os.X_OK), self.options.deadline, f"{binary} to exist", 0.5)
+        self.started = time.monotonic()
+        self.browser = await asyncio.create_subprocess_exec(
+            binary,
+            *FLAGS,
+            f"--user-data-dir={self.profile}",
+            "about:blank",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
+        asyncio.ensure_future(self.drain())
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+
+        def listening():
+            if self.devtools_url:
+                return self.devtools_url
+            if self.browser.returncode is not None:
+                raise Failure(f"chromium exited with status {self.browser.returncode}")
+            try:
+                port, path = open(port_file).read().split("\n")[:2]
+                return f"ws://127.0.0.1:{int(port)}{path}"
+            except (OSError, ValueError):
+                return None
+
+        url = await wait_for(listening, self.options.deadline, "chromium's DevTools to listen")
+        session = aiohttp.ClientSession()
+        self.http = session
+        try:
+            websocket = await asyncio.wait_for(session.ws_connect(url, max_msg_size=0), self.options.deadline)
+        except asyncio.TimeoutError:
+            raise Timeout("no DevTools connection") from None
+        return DevTools(websocket, self.options.deadline)
+
+    async def drain(self):
+        while True:
+            line = await self.browser.stderr.readline()
+            if not line:
+                return
+            text = line.decode(errors="replace").rstrip()
+            found = re.search(r"DevTools listening on (ws://\S+)", text)
+            if found:
+                self.devtools_url = found.group(1)
+            self.stderr_tail = (self.stderr_tail + [text])[-40:]
+
+    def kill(self):
+        # The whole group, even when the browser itself has exited: its renderers may not have.
+        if self.browser:
+            try:
+                os.killpg(self.browser.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    async def close(self):
+        self.kill()
+        if self.browser:
+            try:
+                await asyncio.wait_for(self.browser.wait(), 10)
+            except asyncio.TimeoutError:
+                pass
+        if getattr(self, "http", None):
+            await self.http.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    async def screenshot(self):
+        """Viewer 0's tab as a PNG at --screenshot, when asked for and the tab is there."""
+        if self.options.screenshot and self.sessions:
+            shot = await self.devtools.call("Page.captureScreenshot", {"format": "png"}, self.sessions[0])
+            with open(self.options.screenshot, "wb") as file:
+                file.write(base64.b64decode(shot["data"]))
+
+    async def main(self):
+        options = self.options
+        devtools = self.devtools = await self.launch()
+        targets, sessions = [], self.sessions
+        names = {}
+
+        def on_event(method, params, session):
+            viewer = names.get(session)
+            if viewer is None:
+                return
+            if method == "Runtime.consoleAPICalled":
+                note(f"console: [viewer {viewer}] {params.get('type')}: {console_text(params.get('args', []))}")
+            elif method == "Runtime.exceptionThrown":
+                details = params.get("exceptionDetails", {})
+                text = details.get("exception", {}).get("description") or details.get("text")
+                note(f"console: [viewer {viewer}] exception: {text}")
+            elif method == "Log.entryAdded":
+                entry = params.get("entry", {})
+                note(f"console: [viewer {viewer}] {entry.get('level')}: {entry.get('text')} {entry.get('url', '')}")
+            elif method == "Inspector.targetCrashed":
+                note(f"console: [viewer {viewer}] the tab crashed")
+
+        devtools.listeners.append(on_event)
+        for viewer in range(options.viewers):
+            target = await devtools.call("Target.createTarget", {"url": "about:blank", "newWindow": True})
+            attached = await devtools.call("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})
+            session = attached["sessionId"]
+            targets.append(target["targetId"])
+            names[session] = viewer
+            sessions.append(session)
+            for domain in ("Runtime", "Log", "Page", "Inspector"):
+                await devtools.call(f"{domain}.enable", {}, session)
+            await devtools.call("Page.navigate", {"url": options.url}, session)
+
+        states = [None] * options.viewers
+        latest = [None] * options.viewers
+
+        async def snapshot(viewer):
+            try:
+                text = await devtools.evaluate(sessions[viewer], SNAPSHOT)
+            except Failure as failure:
+                if devtools.reader.done():
+                    raise
+                note(f"console: [viewer {viewer}] (not readable yet: {failure})")
+                return None
+            revue = json.loads(text) if text else None
+            if revue is None:
+                return None
+            latest[viewer] = revue
+            if revue["state"] != states[viewer]:
+                states[viewer] = revue["state"]
+                emit(
+                    "state", viewer=viewer, t=self.elapsed(), state=revue["state"], error=revue["error"],
+                    sessions=revue["sessions"]
+                )
+            return revue
+
+        # Every viewer ready, within the deadline.
+        ready = set()
+        end = time.monotonic() + options.deadline
+        while len(ready) < options.viewers:
+            for viewer in range(options.viewers):
+                if viewer in ready:
+                    continue
+                revue = await snapshot(viewer)
+                if not revue:
+                    continue
+                if revue["state"] in ("unauthorized", "error"):
+                    raise Refused(f"viewer {viewer}: the page says {revue['state']}: {revue['error']}")
+                if revue["state"] == "playing" and revue["stats"]["framesDecoded"] > 0:
+                    ready.add(viewer)
+                    emit("ready", viewer=viewer, t=self.elapsed())
+            if len(ready) < options.viewers:
+                if time.monotonic() >= end:
+                    waiting = ", ".join(f"viewer {v}: {states[v]}" for v in range(options.viewers) if v not in ready)
+                    raise Timeout(f"not playing within {options.deadline:g} s ({waiting})")
+                await asyncio.sleep(0.2)
+
+        # The seconds of watching.
+        seconds = options.close_after if options.close_after is not None else options.seconds
+        fps = [[] for _ in range(options.viewers)]
+        start = time.monotonic()
+        for second in range(1, int(round(seconds)) + 1):
+            # The states read each quarter of a second (a state line says when it changed), the numbers
+            # printed each second.
+            while time.monotonic() < start + second - 0.25:
+                await asyncio.sleep(0.25)
+                for viewer in range(options.viewers):
+                    await snapshot(viewer)
+            await asyncio.sleep(max(0, start + second - time.monotonic()))
+            for viewer in range(options.viewers):
+                revue = await snapshot(viewer)
+                if not revue:
+                    continue
+                stats = revue["stats"]
+                if stats.get("fps") is not None:
+                    fps[viewer].append(stats["fps"])
+                emit(
+                    "stats", viewer=viewer, second=second, state=revue["state"], sessions=revue["sessions"],
+                    error=revue["error"], **stats
+                )
+
+        for viewer in range(options.viewers):
+            revue = await snapshot(viewer) or latest[viewer]
+            picture = await devtools.evaluate(sessions[viewer], PICTURE)
+            stats = revue["stats"]
+            emit(
+                "summary", viewer=viewer, framesDecoded=stats["framesDecoded"], framesReceived=stats["framesReceived"],
+                fps=round(sum(fps[viewer]) / len(fps[viewer]), 2) if fps[viewer] else None,
+                audioEnergy=stats["totalAudioEnergy"], sessions=revue["sessions"], state=revue["state"], picture=picture
+            )
+        await self.screenshot()
+        if options.close_after is not None:
+            self.kill()
+            await self.browser.wait()
+            emit("closed", viewers=options.viewers)
+            return
+        # The tabs closed as a person would: each page's pagehide sends its DELETE (a keepalive
+        # request, which the browser finishes for the closed page) before the browser goes.
+        for target in targets:
+            await devtools.call("Target.closeTarget", {"targetId": target})
+        await asyncio.sleep(1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Headless Chromium viewers of Revue's watch page.")
+    parser.add_argument("url")
+    parser.add_argument("--viewers", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--close-after", type=float)
+    parser.add_argument("--screenshot")
+    parser.add_argument("--deadline", type=float, default=60)
+    options = parser.parse_args()
+    run = Run(options)
+
+    async def shoot():
+        # The page as it was when the run failed, when the browser still answers.
+        try:
+            await run.screenshot()
+        except (Timeout, Failure, aiohttp.ClientError, OSError) as failure:
+            note(f"chromium_viewer: no screenshot: {failure}")
+
+    async def guarded():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(number, task.cancel)
+        try:
+            await run.main()
+            return 0
+        except Timeout as timeout:
+            emit("error", reason=str(timeout))
+            await shoot()
+            return 2
+        except Refused as refused:
+            emit("error", reason=str(refused))
+            await shoot()
+            return 3
+        except (Failure, aiohttp.ClientError, OSError) as failure:
+            emit("error", reason=f"{type(failure).__name__}: {failure}")
+            for line in run.stderr_tail:
+                note(f"chromium: {line}")
+            return 1
+        except asyncio.CancelledError:
+            emit("error", reason="interrupted")
+            return 1
+        finally:
+            await run.close()
+
+    try:
+        return asyncio.run(guarded())
+    finally:
+        run.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
