@@ -34,6 +34,9 @@ packages=(
   # to Janus's VideoRoom (Tests/Peers), both on aiohttp.
   python3-aiortc
   python3-aiohttp
+  # A real browser as the viewer of revue serve --webrtc's page (headless, over its DevTools
+  # protocol: Tests/Peers/chromium_viewer.py).
+  chromium
   # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
   ffmpeg
   vlc-bin

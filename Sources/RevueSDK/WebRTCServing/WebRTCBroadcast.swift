@@ -487,14 +487,19 @@ public final class WebRTCBroadcast: Sendable {
         if let audio { media.append((audio.0, audio.1, false)) }
         for (medium, payloadType, isVideo) in media {
           let feed = SourceFeed()
-          let caps = try Self.rtpCaps(video: isVideo ? codec : nil, payloadType: payloadType)
-          let payloader = ElementRecipe(
+          // The SSRC is the payloader's and in the caps from the start: webrtcbin names it in
+          // the answer (`a=ssrc`, and with its RTX SSRC `a=ssrc-group:FID`). Left to the
+          // payloader, the answer said `FID 0 …` and Chromium decoded frames it never showed.
+          let ssrc = UInt32.random(in: 1..<UInt32.max)
+          let caps = try Self.rtpCaps(video: isVideo ? codec : nil, payloadType: payloadType, ssrc: ssrc)
+          var payloader = ElementRecipe(
             isVideo ? (isH264 ? "rtph264pay" : "rtpvp8pay") : "rtpopuspay", name: "payloader",
             isVideo
               ? (isH264
-                ? ["aggregate-mode": .enumeration("zero-latency"), "pt": .int(payloadType)]
-                : ["picture-id-mode": .enumeration("15-bit"), "pt": .int(payloadType)])
-              : ["pt": .int(payloadType)])
+                ? ["aggregate-mode": .enumeration("zero-latency")] : ["picture-id-mode": .enumeration("15-bit")])
+              : [:])
+          payloader.set("pt", .int(payloadType))
+          payloader.set("ssrc", .uint(UInt(ssrc)))
           let branch = try pipeline.addMedia(
             from: feed, source: SourceFeed.source(named: isVideo ? "source" : "audiosource", audio: !isVideo),
             branches: [(isVideo ? "video" : "audio", [payloader, .caps(caps, name: "rtp")])])[0]
@@ -526,8 +531,8 @@ public final class WebRTCBroadcast: Sendable {
 
     /// The RTP caps of `video` in `payloadType` (Opus audio for nil), with the feedback a
     /// viewer may ask for.
-    private static func rtpCaps(video: VideoCodec?, payloadType: Int) throws(GStreamerError) -> Caps {
-      Caps([
+    private static func rtpCaps(video: VideoCodec?, payloadType: Int, ssrc: UInt32) throws(GStreamerError) -> Caps {
+      var caps = Caps([
         video != nil
           ? try Structure(
             name: "application/x-rtp",
@@ -542,6 +547,8 @@ public final class WebRTCBroadcast: Sendable {
               "encoding-params": "2",
             ])
       ])
+      try caps.setField("ssrc", ssrc)
+      return caps
     }
 
     /// Answers the viewer's `offer` (every candidate in the answer) and starts sending once the

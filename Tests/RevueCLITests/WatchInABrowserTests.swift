@@ -1,0 +1,107 @@
+import Foundation
+import RevueProcess
+import RevueTestSupport
+import Testing
+
+/// Issue 28 in a real browser: `revue serve --webrtc` watched by Debian's Chromium (headless,
+/// driven over its DevTools protocol by Tests/Peers/chromium_viewer.py) on the page the node
+/// serves: it plays the test pattern with the sync signal's sound, four tabs at once cost the
+/// node little more than one (one encoder), a tab that closes leaves no session behind, and a
+/// wrong token is refused.
+///
+/// Alone in the process (`.wholeProcess`): they count frames and the node's CPU time.
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct WatchInABrowserTests {
+  init() { TestEnvironment.prepare() }
+
+  /// `revue serve --webrtc` on a free port with the test pattern and its sound, behind `token`;
+  /// returns it and the page's URL with the token in its fragment.
+  static func node(token: String = "s3cret") async throws -> (ChildProcess, URL) {
+    let node = try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "serve", "--webrtc", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--audio", "--token", token,
+        "--duration", "120", "--json",
+      ])
+    let status = try await node.waitForOutput(within: 30, for: "a status line") { $0.contains("\n") }
+    let line = try #require(status.split(separator: "\n").first)
+    let fields = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    let whep = try #require((fields["whep"] as? String).flatMap(URL.init(string:)))
+    #expect(whep.path == "/camera/whep")
+    return (node, URL(string: whep.deletingLastPathComponent().absoluteString + "#token=\(token)")!)
+  }
+
+  /// Runs Chromium's viewers on `page` with `arguments`; returns its JSON lines, each an object.
+  static func watch(_ page: URL, _ arguments: [String], within seconds: Double = 60) async throws -> [[String: Any]] {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/chromium_viewer.py").standardized
+    let viewer = try ChildProcess(
+      URL(fileURLWithPath: "/usr/bin/python3"),
+      [script.path, page.absoluteString, "--deadline", "\(Int(seconds) - 10)"] + arguments)
+    let exit = await viewer.wait(stoppingAfter: seconds)
+    let lines = exit.output.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+    if exit.status != 0 { Issue.record("the viewer exited \(exit.status): \(exit.output.suffix(600))\(exit.error.suffix(1500))") }
+    return lines
+  }
+
+  /// The `summary` lines of `lines`, one per viewer.
+  static func summaries(_ lines: [[String: Any]]) -> [[String: Any]] {
+    lines.filter { $0["event"] as? String == "summary" }
+  }
+
+  @Test(.wholeProcess) func thePagePlaysPictureAndSoundAndFourTabsCostLittleMoreThanOne() async throws {
+    let (node, page) = try await Self.node()
+    defer { Task { await node.stop() } }
+
+    // One tab, 10 s.
+    let before = node.cpuSeconds ?? 0
+    let one = Self.summaries(try await Self.watch(page, ["--seconds", "10"]))
+    let cpuOne = (node.cpuSeconds ?? 0) - before
+    let summary = try #require(one.first)
+    // ≥ 90 % of the 300 frames sent in 10 s decoded; the picture is the pattern's colours, not
+    // black; the sync signal's beeps are heard.
+    #expect((summary["framesDecoded"] as? Int ?? 0) >= 270, "\(summary)")
+    let picture = summary["picture"] as? [String: Any]
+    #expect((picture?["nonBlackFraction"] as? Double ?? 0) > 0.5, "\(summary)")
+    let rgb = picture?["meanRGB"] as? [Double] ?? []
+    #expect(rgb.count == 3 && (rgb.max() ?? 0) - (rgb.min() ?? 0) > 5 && (rgb.max() ?? 0) > 60, "\(summary)")
+    #expect((summary["audioEnergy"] as? Double ?? 0) > 0, "\(summary)")
+
+    // Four tabs, 10 s: each ≥ 28 fps, the node's CPU ≤ 1.3 × what it took for one.
+    let start = node.cpuSeconds ?? 0
+    let four = Self.summaries(try await Self.watch(page, ["--seconds", "10", "--viewers", "4"], within: 90))
+    let cpuFour = (node.cpuSeconds ?? 0) - start
+    #expect(four.count == 4)
+    for summary in four { #expect((summary["fps"] as? Double ?? 0) >= 28, "\(four)") }
+    print("WebRTC viewers, the node's CPU over 10 s: one tab \(cpuOne) s, four tabs \(cpuFour) s")
+    #expect(cpuFour <= cpuOne * 1.3 + 0.2, "one tab \(cpuOne) s, four \(cpuFour) s")
+  }
+
+  @Test(.wholeProcess) func aTabThatClosesLeavesNoSessionWithinFiveSeconds() async throws {
+    let (node, page) = try await Self.node()
+    defer { Task { await node.stop() } }
+    let lines = try await Self.watch(page, ["--close-after", "2"])
+    #expect(lines.contains { $0["event"] as? String == "closed" }, "\(lines)")
+    let closed = ContinuousClock.now
+    // The node's status lines (one a second) say how many viewers it has.
+    let seen = node.written.output.count
+    try await node.waitForOutput(within: 6, for: "a status line with no viewer") { output in
+      output.dropFirst(seen).split(separator: "\n").contains { $0.contains("\"viewers\":0") }
+    }
+    #expect(ContinuousClock.now - closed <= .seconds(6))
+  }
+
+  @Test(.wholeProcess) func aWrongTokenIsRefused() async throws {
+    let (node, page) = try await Self.node()
+    defer { Task { await node.stop() } }
+    let wrong = URL(string: page.absoluteString.replacingOccurrences(of: "#token=s3cret", with: "#token=nope"))!
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/chromium_viewer.py").standardized
+    let viewer = try ChildProcess(
+      URL(fileURLWithPath: "/usr/bin/python3"), [script.path, wrong.absoluteString, "--deadline", "30"])
+    let exit = await viewer.wait(stoppingAfter: 40)
+    // The page shows the token form: the viewer exits 3 with the page unauthorized.
+    #expect(exit.status == 3 && exit.output.contains("unauthorized"), "\(exit.output.suffix(600))")
+  }
+}
