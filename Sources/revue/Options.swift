@@ -12,7 +12,7 @@ enum Command: Equatable, ProgramCommand {
   case stream(StreamOptions)
   /// `revue receive …`: a stream decoded.
   case receive(ReceiveOptions)
-  /// `revue serve --rtsp …`: a camera served to RTSP clients.
+  /// `revue serve --rtsp …` / `--webrtc …`: a camera served to RTSP clients, WebRTC viewers or both.
   case serve(ServeOptions)
   /// `revue demo [--duration S]`: a sender and a receiver in one process.
   case demo(duration: Int)
@@ -61,7 +61,7 @@ enum Command: Equatable, ProgramCommand {
                        --sdp the key comes from its a=crypto lines); --from HOST takes packets
                        from that host only
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
-            [--no-auth]
+            [--webrtc [ADDRESS:]PORT [--token-file F]] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
             [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]] [--duration S]
             [--json]
@@ -74,7 +74,13 @@ enum Command: Equatable, ProgramCommand {
                        the RTCP sender reports;
                        --user and its password let only that user in (digest authentication,
                        or basic); on loopback (127.0.0.1) unless an ADDRESS is given, and on
-                       another address only with a user, or --no-auth; Ctrl-C stops
+                       another address only with a user, or --no-auth;
+                       --webrtc (alone or beside --rtsp) serves WebRTC viewers: a page to
+                       watch on at http://HOST:PORT/camera/ and WHEP at /camera/whep, from one
+                       encoder (default VP8); --token (or --token-file, REVUE_WEBRTC_TOKEN)
+                       asks viewers for a bearer token (the page reads #token=T); on loopback
+                       unless an ADDRESS is given, and on another only with a token, or
+                       --no-auth; Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]

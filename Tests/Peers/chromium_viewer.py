@@ -3,7 +3,7 @@
 at URL in N tabs, driven over the DevTools protocol (aiohttp's websocket client; no WebDriver).
 
     chromium_viewer.py URL [--viewers N] [--seconds S] [--close-after S] [--screenshot PATH]
-                       [--deadline S]
+                       [--deadline S] [--stamps BITS,BLOCK]
 
 Prints one JSON object a line on standard output:
   {"event":"ready","viewer":i,"t":T}    the page plays (window.revue.state is playing and
@@ -28,7 +28,9 @@ seconds of playing, prints the summaries, then kills the browser with SIGKILL (n
 runs, no DELETE is sent: a tab that vanishes) and exits 0; without it the tabs are closed at the
 end, each page sending its DELETE. --screenshot PATH: a PNG of viewer 0's
 tab at the end. --deadline S: how long each wait may take (the browser's start, the DevTools
-calls, every viewer ready; 60 by default).
+calls, every viewer ready; 60 by default). --stamps BITS,BLOCK: reads the frame number RevueLab's
+FrameStamp writes along the top of each picture as each frame is presented, and the summary gains
+"stamps": [[number, wall-clock ms of its presentation], …] (glass-to-glass latency).
 
 Exit status: 0 done; 2 a wait ran out of time; 3 a page reached unauthorized or error, states it
 leaves only for a person; 1 the browser failed. Chromium runs in a process group of its own,
@@ -98,6 +100,34 @@ PICTURE = """(async () => {
   return {meanRGB: [tenth(r / n), tenth(g / n), tenth(b / n)], nonBlackFraction: Math.round(lit / n * 1000) / 1000,
           width, height};
 })()"""
+
+
+# Reads the frame number RevueLab's FrameStamp writes along the top of each picture (BITS blocks of
+# BLOCK pixels, black 0 and white 1, the lowest bit at the left) as each frame is presented, and
+# keeps [number, wall-clock ms of its presentation] in window.revueStamps.
+STAMPS = """((bits, block) => {
+  const video = document.querySelector("video");
+  const canvas = document.createElement("canvas");
+  canvas.width = bits * block;
+  canvas.height = block;
+  const context = canvas.getContext("2d", {willReadFrequently: true});
+  window.revueStamps = [];
+  const read = (now, metadata) => {
+    context.drawImage(video, 0, 0, bits * block, block, 0, 0, bits * block, block);
+    const row = context.getImageData(0, block >> 1, bits * block, 1).data;
+    let number = 0;
+    for (let bit = 0; bit < bits; bit++) {
+      const at = (bit * block + (block >> 1)) * 4;
+      if ((row[at] + row[at + 1] + row[at + 2]) / 3 > 128) number += 2 ** bit;
+    }
+    if (window.revueStamps.length < 5000) {
+      window.revueStamps.push([number, performance.timeOrigin + metadata.expectedDisplayTime]);
+    }
+    video.requestVideoFrameCallback(read);
+  };
+  video.requestVideoFrameCallback(read);
+  return true;
+})"""
 
 
 class Timeout(Exception):
@@ -378,6 +408,11 @@ class Run:
                     raise Timeout(f"not playing within {options.deadline:g} s ({waiting})")
                 await asyncio.sleep(0.2)
 
+        if options.stamps:
+            bits, block = (int(x) for x in options.stamps.split(","))
+            for viewer in range(options.viewers):
+                await devtools.evaluate(sessions[viewer], f"{STAMPS}({bits}, {block})")
+
         # The seconds of watching.
         seconds = options.close_after if options.close_after is not None else options.seconds
         fps = [[] for _ in range(options.viewers)]
@@ -405,11 +440,15 @@ class Run:
         for viewer in range(options.viewers):
             revue = await snapshot(viewer) or latest[viewer]
             picture = await devtools.evaluate(sessions[viewer], PICTURE)
+            stamps = None
+            if options.stamps:
+                stamps = json.loads(await devtools.evaluate(sessions[viewer], "JSON.stringify(window.revueStamps)"))
             stats = revue["stats"]
             emit(
                 "summary", viewer=viewer, framesDecoded=stats["framesDecoded"], framesReceived=stats["framesReceived"],
                 fps=round(sum(fps[viewer]) / len(fps[viewer]), 2) if fps[viewer] else None,
-                audioEnergy=stats["totalAudioEnergy"], sessions=revue["sessions"], state=revue["state"], picture=picture
+                audioEnergy=stats["totalAudioEnergy"], sessions=revue["sessions"], state=revue["state"], picture=picture,
+                **({"stamps": stamps} if options.stamps else {})
             )
         await self.screenshot()
         if options.close_after is not None:
@@ -432,6 +471,7 @@ def main():
     parser.add_argument("--close-after", type=float)
     parser.add_argument("--screenshot")
     parser.add_argument("--deadline", type=float, default=60)
+    parser.add_argument("--stamps", help="BITS,BLOCK: read RevueLab's frame stamps as frames are shown")
     options = parser.parse_args()
     run = Run(options)
 

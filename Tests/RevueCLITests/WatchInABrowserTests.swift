@@ -1,13 +1,18 @@
 import Foundation
+import RevueLab
 import RevueProcess
+import RevueSDK
 import RevueTestSupport
 import Testing
+
+@testable import revue
 
 /// Issue 28 in a real browser: `revue serve --webrtc` watched by Debian's Chromium (headless,
 /// driven over its DevTools protocol by Tests/Peers/chromium_viewer.py) on the page the node
 /// serves: it plays the test pattern with the sync signal's sound, four tabs at once cost the
 /// node little more than one (one encoder), a tab that closes leaves no session behind, and a
-/// wrong token is refused.
+/// wrong token is refused; the glass-to-glass latency on loopback, from a frame's capture to
+/// the page showing it, is under 150 ms at the median.
 ///
 /// Alone in the process (`.wholeProcess`): they count frames and the node's CPU time.
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct WatchInABrowserTests {
@@ -41,7 +46,9 @@ import Testing
     let lines = exit.output.split(separator: "\n").compactMap {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
     }
-    if exit.status != 0 { Issue.record("the viewer exited \(exit.status): \(exit.output.suffix(600))\(exit.error.suffix(1500))") }
+    if exit.status != 0 {
+      Issue.record("the viewer exited \(exit.status): \(exit.output.suffix(600))\(exit.error.suffix(1500))")
+    }
     return lines
   }
 
@@ -90,6 +97,39 @@ import Testing
       output.dropFirst(seen).split(separator: "\n").contains { $0.contains("\"viewers\":0") }
     }
     #expect(ContinuousClock.now - closed <= .seconds(6))
+  }
+
+  /// RevueLab's stamped frames, 640×480 at 30 fps, into a buffer track served with the node's
+  /// page; the page reads each frame's number as it is presented (`requestVideoFrameCallback`),
+  /// and the latency is its presentation's wall-clock time less the frame's due time at the
+  /// driver (a frame pushed late counts its delay too).
+  @Test(.wholeProcess) func glassToGlassLatencyOnLoopbackIsUnder150MillisecondsAtTheMedian() async throws {
+    let track = LocalVideoTrack.createBufferTrack(name: "stamped")
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    let source = try StampedFrameSource(width: 640, height: 480, stamp: .fitting(width: 640))
+    let started = Date().timeIntervalSince1970 * 1000
+    let driver = StampedFrameDriver(pushing: source, into: capturer, fps: 30)
+    defer { driver.stop() }
+    let broadcast = try WebRTCBroadcast(track: track, port: 0, page: WatchPage.template)
+    defer { broadcast.stop() }
+    let stamp = source.stamp
+    let summary = try #require(
+      Self.summaries(
+        try await Self.watch(broadcast.pageURL, ["--seconds", "10", "--stamps", "\(stamp.bits),\(stamp.block)"])
+      ).first)
+    let stamps = try #require(summary["stamps"] as? [[Double]])
+    // Frame n was due at the driver's start plus n / 30 s (the numbers wrap at 2^16: 36 min).
+    let latencies = stamps.filter { $0.count == 2 }.map { $0[1] - (started + $0[0] * 1000 / 30) }.sorted()
+    try #require(latencies.count >= 200, "\(stamps.count) frames read")
+    let (p50, p90) = (latencies[latencies.count / 2], latencies[latencies.count * 9 / 10])
+    print(
+      "glass to glass on loopback, Chromium, 640x480 VP8: least \(Int(latencies[0])) ms, p50 \(Int(p50)) ms,"
+        + " p90 \(Int(p90)) ms, most \(Int(latencies.last!)) ms over"
+        + " \(latencies.count) frames")
+    #expect(latencies[0] > 0, "a frame shown before it was made: the stamps are misread (\(latencies.prefix(5)))")
+    #expect(p50 <= 150 * TestEnvironment.timingAllowance, "p50 \(p50) ms, p90 \(p90) ms")
+    try await capturer.stopCapture()
   }
 
   @Test(.wholeProcess) func aWrongTokenIsRefused() async throws {
