@@ -18,13 +18,13 @@ import Testing
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct WatchInABrowserTests {
   init() { TestEnvironment.prepare() }
 
-  /// `revue serve --webrtc` on a free port with the test pattern and its sound, behind `token`;
-  /// returns it and the page's URL with the token in its fragment.
-  static func node(token: String = "s3cret") async throws -> (ChildProcess, URL) {
+  /// `revue serve --webrtc` on `port` (0: a free one) with the test pattern and its sound, behind
+  /// `token`; returns it and the page's URL with the token in its fragment.
+  static func node(token: String = "s3cret", port: Int = 0) async throws -> (ChildProcess, URL) {
     let node = try ChildProcess(
       RevueExecutableTests.executable,
       [
-        "serve", "--webrtc", "127.0.0.1:0", "--test-pattern", "--size", "640x480", "--audio", "--token", token,
+        "serve", "--webrtc", "127.0.0.1:\(port)", "--test-pattern", "--size", "640x480", "--audio", "--token", token,
         "--duration", "120", "--json",
       ])
     let status = try await node.waitForOutput(within: 30, for: "a status line") { $0.contains("\n") }
@@ -130,6 +130,32 @@ import Testing
     #expect(latencies[0] > 0, "a frame shown before it was made: the stamps are misread (\(latencies.prefix(5)))")
     #expect(p50 <= 150 * TestEnvironment.timingAllowance, "p50 \(p50) ms, p90 \(p90) ms")
     try await capturer.stopCapture()
+  }
+
+  /// The node is killed while a tab plays, and started again on its port: the page plays again
+  /// by itself (a second session), within 10 s of the new node's start.
+  @Test(.wholeProcess) func thePageReconnectsByItselfWhenTheNodeRestarts() async throws {
+    let port = FreePorts.tcp()
+    let (first, page) = try await Self.node(port: port)
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/chromium_viewer.py").standardized
+    let viewer = try ChildProcess(
+      URL(fileURLWithPath: "/usr/bin/python3"),
+      [script.path, page.absoluteString, "--seconds", "30", "--deadline", "30"])
+    defer { Task { await viewer.stop() } }
+    try await viewer.waitForOutput(containing: "\"ready\"", within: 30)
+    kill(first.pid, SIGKILL)
+    _ = await first.wait()
+    try await viewer.waitForOutput(containing: "\"state\": \"reconnecting\"", within: 10)
+    let (second, _) = try await Self.node(port: port)
+    defer { Task { await second.stop() } }
+    let restarted = ContinuousClock.now
+    try await viewer.waitForOutput(within: 15, for: "the page playing its second session") { output in
+      output.split(separator: "\n").contains { $0.contains("\"state\": \"playing\"") && $0.contains("\"sessions\": 2") }
+    }
+    let took = ContinuousClock.now - restarted
+    print("the page played again \(took) after the node restarted")
+    #expect(took <= .seconds(10))
   }
 
   @Test(.wholeProcess) func aWrongTokenIsRefused() async throws {
