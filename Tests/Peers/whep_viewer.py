@@ -19,6 +19,7 @@ when the POST is not 201. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
 import asyncio
+import os
 import sys
 
 import aiohttp
@@ -104,8 +105,9 @@ async def main():
         await asyncio.sleep(options.seconds)
         say(f"done frames {counts['video']} audio {counts['audio']}")
         if options.no_delete:
-            # As a tab that closes: the peer goes silent, no DELETE.
-            return 0
+            # As a tab that closes: the peer goes silent at once, no DELETE, nothing closed.
+            sys.stdout.flush()
+            os._exit(0)
         auth = {"Authorization": headers["Authorization"]} if options.token else {}
         async with session.delete(resource, headers=auth) as response:
             say(f"deleted {response.status}")

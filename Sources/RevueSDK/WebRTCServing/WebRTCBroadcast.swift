@@ -42,6 +42,20 @@ public final class WebRTCBroadcast: Sendable {
     public var keyframeRequestsHonoured: Int
   }
 
+  /// One viewer's session now.
+  public struct ViewerStatistics: Sendable, Hashable {
+    /// The session's id: the last part of its URL (the `Location` its offer was answered with).
+    public var id: String
+    /// When its offer was answered.
+    public var connected: Date
+    /// Video frames handed to its session.
+    public var framesSent: Int
+    /// Audio buffers handed to its session (none when it takes no audio).
+    public var audioBuffersSent: Int
+    /// Its WebRTC connection's state: `connected` while it watches.
+    public var connectionState: String
+  }
+
   /// Viewers served at once at most: each costs a `webrtcbin` and its threads.
   public static let maxViewers = 16
 
@@ -151,6 +165,11 @@ public final class WebRTCBroadcast: Sendable {
       framesSent: encoder.video.feed.framesSent, audioBuffersSent: encoder.audio.feed.framesSent, viewers: viewers,
       viewersConnected: connected, offersRefused: refused, keyframeRequests: requests.received,
       keyframeRequestsHonoured: requests.honoured)
+  }
+
+  /// Each viewer's session now, the earliest first.
+  public var viewers: [ViewerStatistics] {
+    shared.withLock { Array($0.viewers.values) }.map(\.statistics).sorted { $0.connected < $1.connected }
   }
 
   /// Ends every viewer's session and stops serving; the tracks go on.
@@ -464,6 +483,14 @@ public final class WebRTCBroadcast: Sendable {
     private let ended: @Sendable (Viewer) -> Void
     private let closed = Atomic(false)
     private let lastRTCP = Mutex(ContinuousClock.now)
+    private let started = Date()
+
+    /// The session now.
+    var statistics: ViewerStatistics {
+      ViewerStatistics(
+        id: id, connected: started, framesSent: feeds.first?.1.framesSent ?? 0,
+        audioBuffersSent: feeds.dropFirst().first?.1.framesSent ?? 0, connectionState: webrtc.connectionState)
+    }
 
     init(
       id: String, codec: VideoCodec, video: (Encoder.Medium, Int), audio: (Encoder.Medium, Int)?,
