@@ -13,8 +13,11 @@ for Revue's WebRTC broadcast tests: it POSTs a receive-only offer (video, and au
     deleted CODE             the DELETE's status
 
     whep_viewer.py URL [--token T] [--seconds S] [--no-audio] [--no-delete] [--body-file F]
+                       [--drop-percent P]
 
---body-file: POSTs that file as the offer instead (for malformed offers). Exits 0 once done, 1
+--body-file: POSTs that file as the offer instead (for malformed offers). --drop-percent: aiortc's
+receivers drop P% of the video packets that arrive (seeded), as whip_endpoint.py's do, and the
+`done` line gains `lost N nacked M retransmitted R`. Exits 0 once done, 1
 when the POST is not 201. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
@@ -24,6 +27,8 @@ import sys
 
 import aiohttp
 from aiortc import RTCPeerConnection, RTCSessionDescription
+
+from whip_endpoint import LOSS, lose
 
 
 def say(line):
@@ -58,7 +63,10 @@ async def main():
     parser.add_argument("--no-audio", action="store_true")
     parser.add_argument("--no-delete", action="store_true")
     parser.add_argument("--body-file")
+    parser.add_argument("--drop-percent", type=float)
     options = parser.parse_args()
+    if options.drop_percent:
+        lose(options.drop_percent)
     headers = {"Content-Type": "application/sdp"}
     if options.token:
         headers["Authorization"] = "Bearer " + options.token
@@ -103,7 +111,8 @@ async def main():
             say(f"location {resource}")
         await pc.setRemoteDescription(RTCSessionDescription(sdp=text, type="answer"))
         await asyncio.sleep(options.seconds)
-        say(f"done frames {counts['video']} audio {counts['audio']}")
+        losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
+        say(f"done frames {counts['video']} audio {counts['audio']}" + (losses if options.drop_percent else ""))
         if options.no_delete:
             # As a tab that closes: the peer goes silent at once, no DELETE, nothing closed.
             sys.stdout.flush()

@@ -28,7 +28,7 @@ import Testing
   static func decoded(_ output: String) -> (video: Int, audio: Int)? {
     guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("done frames ") }) else { return nil }
     let fields = line.split(separator: " ")
-    guard fields.count == 5, let video = Int(fields[2]), let audio = Int(fields[4]) else { return nil }
+    guard fields.count >= 5, let video = Int(fields[2]), let audio = Int(fields[4]) else { return nil }
     return (video, audio)
   }
 
@@ -65,6 +65,25 @@ import Testing
       // connections' set-up at 30 fps).
       #expect(statistics.framesSent < 30 * 8, "\(statistics)")
       #expect(statistics.keyframeRequests >= 2)
+    }
+  }
+
+  /// 5 % of the video packets that reach the player are dropped: it asks for them again (NACK),
+  /// its session answers with retransmissions (RTX), and it decodes 98 % of the frames sent.
+  @Test(.wholeProcess) func aViewerThatLosesFivePercentGetsRetransmissions() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let track = try await WHIPPublicationTests.camera(devices[0])
+      let broadcast = try WebRTCBroadcast(track: track, port: 0)
+      defer { broadcast.stop() }
+      let viewer = try Self.viewer(broadcast.whepURL, ["--seconds", "6", "--no-audio", "--drop-percent", "5"])
+      let exit = await viewer.wait(stoppingAfter: 30)
+      let line = exit.output.split(separator: "\n").first { $0.hasPrefix("done ") } ?? ""
+      let fields = line.split(separator: " ")
+      let count = { (name: String) in fields.firstIndex(of: Substring(name)).flatMap { Int(fields[$0 + 1]) } ?? 0 }
+      print("a WHEP viewer losing 5 %: \(line)")
+      #expect(count("lost") > 0 && count("retransmitted") > 0, "\(line)")
+      #expect(count("frames") >= Int(Double(6 * 30) * 0.98), "\(line)\n\(exit.error.suffix(1500))")
+      try await track.capturer?.stopCapture()
     }
   }
 
