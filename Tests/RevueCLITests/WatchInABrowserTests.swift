@@ -14,7 +14,8 @@ import Testing
 /// wrong token is refused; the glass-to-glass latency on loopback, from a frame's capture to
 /// the page showing it, is under 150 ms at the median.
 ///
-/// Alone in the process (`.wholeProcess`): they count frames and the node's CPU time.
+/// Those that count frames, the node's CPU time or a latency run alone in the process
+/// (`.wholeProcess`).
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(3))) struct WatchInABrowserTests {
   init() { TestEnvironment.prepare() }
 
@@ -85,7 +86,7 @@ import Testing
     #expect(cpuFour <= cpuOne * 1.3 + 0.2, "one tab \(cpuOne) s, four \(cpuFour) s")
   }
 
-  @Test(.wholeProcess) func aTabThatClosesLeavesNoSessionWithinFiveSeconds() async throws {
+  @Test func aTabThatClosesLeavesNoSessionWithinFiveSeconds() async throws {
     let (node, page) = try await Self.node()
     defer { Task { await node.stop() } }
     let lines = try await Self.watch(page, ["--close-after", "2"])
@@ -134,7 +135,7 @@ import Testing
 
   /// The node is killed while a tab plays, and started again on its port: the page plays again
   /// by itself (a second session), within 10 s of the new node's start.
-  @Test(.wholeProcess) func thePageReconnectsByItselfWhenTheNodeRestarts() async throws {
+  @Test func thePageReconnectsByItselfWhenTheNodeRestarts() async throws {
     let port = FreePorts.tcp()
     let (first, page) = try await Self.node(port: port)
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -158,7 +159,7 @@ import Testing
     #expect(took <= .seconds(10))
   }
 
-  @Test(.wholeProcess) func aWrongTokenIsRefused() async throws {
+  @Test func aWrongTokenIsRefused() async throws {
     let (node, page) = try await Self.node()
     defer { Task { await node.stop() } }
     let wrong = URL(string: page.absoluteString.replacingOccurrences(of: "#token=s3cret", with: "#token=nope"))!
