@@ -327,16 +327,16 @@ public final class WebRTCBroadcast: Sendable {
     }
     let open = shared.withLock { state in
       state.connecting -= 1
-      guard !state.stopped else { return false }
+      // A viewer whose pipeline failed while its offer was answered has ended already.
+      guard !state.stopped, viewer?.hasEnded == false else { return false }
       state.viewers[id] = viewer
       state.connected += 1
       return true
     }
     guard open else {
       viewer?.end()
-      return .text(503, "the broadcast has stopped")
+      return .text(503, "the broadcast has stopped, or the viewer's session failed")
     }
-    updateWatched()
     encoder.requestKeyframe()
     return HTTPServer.Response(
       status: 201, headers: [("Content-Type", "application/sdp"), ("Location", routes.whep + "/" + id)],
@@ -618,6 +618,9 @@ public final class WebRTCBroadcast: Sendable {
     /// How long a viewer may send no RTCP before its session ends (receivers report every
     /// second or so).
     static let silence = Duration.seconds(3)
+
+    /// Whether the session has ended.
+    var hasEnded: Bool { closed.load(ordering: .relaxed) }
 
     /// Ends the session: no more frames, the pipeline stopped.
     func end() {
