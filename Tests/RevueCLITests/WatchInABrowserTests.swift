@@ -36,13 +36,15 @@ import Testing
     return (node, URL(string: whep.deletingLastPathComponent().absoluteString + "#token=\(token)")!)
   }
 
+  /// Tests/Peers/chromium_viewer.py.
+  static let viewerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../Peers/chromium_viewer.py").standardized
+
   /// Runs Chromium's viewers on `page` with `arguments`; returns its JSON lines, each an object.
   static func watch(_ page: URL, _ arguments: [String], within seconds: Double = 60) async throws -> [[String: Any]] {
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../Peers/chromium_viewer.py").standardized
     let viewer = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/python3"),
-      [script.path, page.absoluteString, "--deadline", "\(Int(seconds) - 10)"] + arguments)
+      [Self.viewerScript.path, page.absoluteString, "--deadline", "\(Int(seconds) - 10)"] + arguments)
     let exit = await viewer.wait(stoppingAfter: seconds)
     let lines = exit.output.split(separator: "\n").compactMap {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -138,11 +140,9 @@ import Testing
   @Test func thePageReconnectsByItselfWhenTheNodeRestarts() async throws {
     let port = FreePorts.tcp()
     let (first, page) = try await Self.node(port: port)
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../Peers/chromium_viewer.py").standardized
     let viewer = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/python3"),
-      [script.path, page.absoluteString, "--seconds", "30", "--deadline", "30"])
+      [Self.viewerScript.path, page.absoluteString, "--seconds", "30", "--deadline", "30"])
     defer { Task { await viewer.stop() } }
     try await viewer.waitForOutput(containing: "\"ready\"", within: 30)
     kill(first.pid, SIGKILL)
@@ -163,10 +163,8 @@ import Testing
     let (node, page) = try await Self.node()
     defer { Task { await node.stop() } }
     let wrong = URL(string: page.absoluteString.replacingOccurrences(of: "#token=s3cret", with: "#token=nope"))!
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../Peers/chromium_viewer.py").standardized
     let viewer = try ChildProcess(
-      URL(fileURLWithPath: "/usr/bin/python3"), [script.path, wrong.absoluteString, "--deadline", "30"])
+      URL(fileURLWithPath: "/usr/bin/python3"), [Self.viewerScript.path, wrong.absoluteString, "--deadline", "30"])
     let exit = await viewer.wait(stoppingAfter: 40)
     // The page shows the token form: the viewer exits 3 with the page unauthorized.
     #expect(exit.status == 3 && exit.output.contains("unauthorized"), "\(exit.output.suffix(600))")
