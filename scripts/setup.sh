@@ -34,9 +34,11 @@ packages=(
   # to Janus's VideoRoom (Tests/Peers), both on aiohttp.
   python3-aiortc
   python3-aiohttp
-  # A real browser as the viewer of revue serve --webrtc's page (headless, over its DevTools
-  # protocol: Tests/Peers/chromium_viewer.py).
+  # Real browsers as the viewers of revue serve --webrtc's page, headless: Chromium over its
+  # DevTools protocol (Tests/Peers/chromium_viewer.py), Firefox over WebDriver BiDi
+  # (Tests/Peers/firefox_viewer.py).
   chromium
+  firefox-esr
   # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
   ffmpeg
   vlc-bin
