@@ -413,8 +413,10 @@ enum WatchPage {
           sample = { time: now, videoBytes, framesDecoded: stats.framesDecoded };
         }
         // When media last came: the stats' own time of the latest packet where it is on the stats' clock, else
-        // the sample that first saw the bytes received as they are now (up to half a second late).
-        if (allBytes > media.bytes) media = { bytes: allBytes, at: now };
+        // the sample that first saw the bytes received as they are now (up to half a second late), else, none
+        // counted yet, the connection's first sample: Firefox may report no inbound-rtp yet while the video
+        // already plays, which must not read as media missing since 1970.
+        if (allBytes > media.bytes || !media.at) media = { bytes: allBytes, at: now };
         const lastPacket = Math.max(videoIn.lastPacketReceivedTimestamp ?? 0, audioIn.lastPacketReceivedTimestamp ?? 0);
         const since = Math.abs(now - lastPacket) < 3600000 ? lastPacket : media.at;
         checkPlaying();

@@ -241,6 +241,99 @@ async def wait_for(condition, deadline, what, interval=0.1):
         await asyncio.sleep(interval)
 
 
+async def watch(options, evaluate, elapsed, alive):
+    """The viewers' tabs, open on the page, watched as the docstring says, up to their summaries:
+    `evaluate(viewer, expression)` the value of a JavaScript expression (a promise awaited) in
+    viewer's tab, `elapsed()` the seconds since the browser started, `alive()` whether the browser
+    still answers (an evaluation that fails while it does is a page not readable yet)."""
+    states = [None] * options.viewers
+    latest = [None] * options.viewers
+
+    async def snapshot(viewer):
+        try:
+            text = await evaluate(viewer, SNAPSHOT)
+        except Failure as failure:
+            if not alive():
+                raise
+            note(f"console: [viewer {viewer}] (not readable yet: {failure})")
+            return None
+        revue = json.loads(text) if text else None
+        if revue is None:
+            return None
+        latest[viewer] = revue
+        if revue["state"] != states[viewer]:
+            states[viewer] = revue["state"]
+            emit(
+                "state", viewer=viewer, t=elapsed(), state=revue["state"], error=revue["error"],
+                sessions=revue["sessions"]
+            )
+        return revue
+
+    # Every viewer ready, within the deadline.
+    ready = set()
+    end = time.monotonic() + options.deadline
+    while len(ready) < options.viewers:
+        for viewer in range(options.viewers):
+            if viewer in ready:
+                continue
+            revue = await snapshot(viewer)
+            if not revue:
+                continue
+            if revue["state"] in ("unauthorized", "error"):
+                raise Refused(f"viewer {viewer}: the page says {revue['state']}: {revue['error']}")
+            if revue["state"] == "playing" and revue["stats"]["framesDecoded"] > 0:
+                ready.add(viewer)
+                emit("ready", viewer=viewer, t=elapsed())
+        if len(ready) < options.viewers:
+            if time.monotonic() >= end:
+                waiting = ", ".join(f"viewer {v}: {states[v]}" for v in range(options.viewers) if v not in ready)
+                raise Timeout(f"not playing within {options.deadline:g} s ({waiting})")
+            await asyncio.sleep(0.2)
+
+    if options.stamps:
+        bits, block = (int(x) for x in options.stamps.split(","))
+        for viewer in range(options.viewers):
+            await evaluate(viewer, f"{STAMPS}({bits}, {block})")
+
+    # The seconds of watching.
+    seconds = options.close_after if options.close_after is not None else options.seconds
+    fps = [[] for _ in range(options.viewers)]
+    start = time.monotonic()
+    for second in range(1, int(round(seconds)) + 1):
+        # The states read each quarter of a second (a state line says when it changed), the numbers
+        # printed each second.
+        while time.monotonic() < start + second - 0.25:
+            await asyncio.sleep(0.25)
+            for viewer in range(options.viewers):
+                await snapshot(viewer)
+        await asyncio.sleep(max(0, start + second - time.monotonic()))
+        for viewer in range(options.viewers):
+            revue = await snapshot(viewer)
+            if not revue:
+                continue
+            stats = revue["stats"]
+            if stats.get("fps") is not None:
+                fps[viewer].append(stats["fps"])
+            emit(
+                "stats", viewer=viewer, second=second, state=revue["state"], sessions=revue["sessions"],
+                error=revue["error"], **stats
+            )
+
+    for viewer in range(options.viewers):
+        revue = await snapshot(viewer) or latest[viewer]
+        picture = await evaluate(viewer, PICTURE)
+        stamps = None
+        if options.stamps:
+            stamps = json.loads(await evaluate(viewer, "JSON.stringify(window.revueStamps)"))
+        stats = revue["stats"]
+        emit(
+            "summary", viewer=viewer, framesDecoded=stats["framesDecoded"], framesReceived=stats["framesReceived"],
+            fps=round(sum(fps[viewer]) / len(fps[viewer]), 2) if fps[viewer] else None,
+            audioEnergy=stats["totalAudioEnergy"], sessions=revue["sessions"], state=revue["state"], picture=picture,
+            **({"stamps": stamps} if options.stamps else {})
+        )
+
+
 class Run:
     def __init__(self, options):
         self.options = options
@@ -364,92 +457,10 @@ class Run:
                 await devtools.call(f"{domain}.enable", {}, session)
             await devtools.call("Page.navigate", {"url": options.url}, session)
 
-        states = [None] * options.viewers
-        latest = [None] * options.viewers
+        async def evaluate(viewer, expression):
+            return await devtools.evaluate(sessions[viewer], expression)
 
-        async def snapshot(viewer):
-            try:
-                text = await devtools.evaluate(sessions[viewer], SNAPSHOT)
-            except Failure as failure:
-                if devtools.reader.done():
-                    raise
-                note(f"console: [viewer {viewer}] (not readable yet: {failure})")
-                return None
-            revue = json.loads(text) if text else None
-            if revue is None:
-                return None
-            latest[viewer] = revue
-            if revue["state"] != states[viewer]:
-                states[viewer] = revue["state"]
-                emit(
-                    "state", viewer=viewer, t=self.elapsed(), state=revue["state"], error=revue["error"],
-                    sessions=revue["sessions"]
-                )
-            return revue
-
-        # Every viewer ready, within the deadline.
-        ready = set()
-        end = time.monotonic() + options.deadline
-        while len(ready) < options.viewers:
-            for viewer in range(options.viewers):
-                if viewer in ready:
-                    continue
-                revue = await snapshot(viewer)
-                if not revue:
-                    continue
-                if revue["state"] in ("unauthorized", "error"):
-                    raise Refused(f"viewer {viewer}: the page says {revue['state']}: {revue['error']}")
-                if revue["state"] == "playing" and revue["stats"]["framesDecoded"] > 0:
-                    ready.add(viewer)
-                    emit("ready", viewer=viewer, t=self.elapsed())
-            if len(ready) < options.viewers:
-                if time.monotonic() >= end:
-                    waiting = ", ".join(f"viewer {v}: {states[v]}" for v in range(options.viewers) if v not in ready)
-                    raise Timeout(f"not playing within {options.deadline:g} s ({waiting})")
-                await asyncio.sleep(0.2)
-
-        if options.stamps:
-            bits, block = (int(x) for x in options.stamps.split(","))
-            for viewer in range(options.viewers):
-                await devtools.evaluate(sessions[viewer], f"{STAMPS}({bits}, {block})")
-
-        # The seconds of watching.
-        seconds = options.close_after if options.close_after is not None else options.seconds
-        fps = [[] for _ in range(options.viewers)]
-        start = time.monotonic()
-        for second in range(1, int(round(seconds)) + 1):
-            # The states read each quarter of a second (a state line says when it changed), the numbers
-            # printed each second.
-            while time.monotonic() < start + second - 0.25:
-                await asyncio.sleep(0.25)
-                for viewer in range(options.viewers):
-                    await snapshot(viewer)
-            await asyncio.sleep(max(0, start + second - time.monotonic()))
-            for viewer in range(options.viewers):
-                revue = await snapshot(viewer)
-                if not revue:
-                    continue
-                stats = revue["stats"]
-                if stats.get("fps") is not None:
-                    fps[viewer].append(stats["fps"])
-                emit(
-                    "stats", viewer=viewer, second=second, state=revue["state"], sessions=revue["sessions"],
-                    error=revue["error"], **stats
-                )
-
-        for viewer in range(options.viewers):
-            revue = await snapshot(viewer) or latest[viewer]
-            picture = await devtools.evaluate(sessions[viewer], PICTURE)
-            stamps = None
-            if options.stamps:
-                stamps = json.loads(await devtools.evaluate(sessions[viewer], "JSON.stringify(window.revueStamps)"))
-            stats = revue["stats"]
-            emit(
-                "summary", viewer=viewer, framesDecoded=stats["framesDecoded"], framesReceived=stats["framesReceived"],
-                fps=round(sum(fps[viewer]) / len(fps[viewer]), 2) if fps[viewer] else None,
-                audioEnergy=stats["totalAudioEnergy"], sessions=revue["sessions"], state=revue["state"], picture=picture,
-                **({"stamps": stamps} if options.stamps else {})
-            )
+        await watch(options, evaluate, self.elapsed, lambda: not devtools.reader.done())
         await self.screenshot()
         if options.close_after is not None:
             self.kill()
@@ -463,8 +474,9 @@ class Run:
         await asyncio.sleep(1)
 
 
-def main():
-    parser = argparse.ArgumentParser(description="Headless Chromium viewers of Revue's watch page.")
+def arguments(description):
+    """The command line, the same for every browser's viewers."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("url")
     parser.add_argument("--viewers", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=10)
@@ -472,15 +484,19 @@ def main():
     parser.add_argument("--screenshot")
     parser.add_argument("--deadline", type=float, default=60)
     parser.add_argument("--stamps", help="BITS,BLOCK: read RevueLab's frame stamps as frames are shown")
-    options = parser.parse_args()
-    run = Run(options)
+    return parser
+
+
+def drive(run, browser):
+    """Runs `run` (its main, screenshot, close, kill and stderr_tail) to its exit status, printing the
+    error line of a run that fails; `browser` names it in standard error's lines."""
 
     async def shoot():
         # The page as it was when the run failed, when the browser still answers.
         try:
             await run.screenshot()
         except (Timeout, Failure, aiohttp.ClientError, OSError) as failure:
-            note(f"chromium_viewer: no screenshot: {failure}")
+            note(f"{browser}_viewer: no screenshot: {failure}")
 
     async def guarded():
         task = asyncio.current_task()
@@ -501,7 +517,7 @@ def main():
         except (Failure, aiohttp.ClientError, OSError) as failure:
             emit("error", reason=f"{type(failure).__name__}: {failure}")
             for line in run.stderr_tail:
-                note(f"chromium: {line}")
+                note(f"{browser}: {line}")
             return 1
         except asyncio.CancelledError:
             emit("error", reason="interrupted")
@@ -513,6 +529,11 @@ def main():
         return asyncio.run(guarded())
     finally:
         run.kill()
+
+
+def main():
+    options = arguments("Headless Chromium viewers of Revue's watch page.").parse_args()
+    return drive(Run(options), "chromium")
 
 
 if __name__ == "__main__":
