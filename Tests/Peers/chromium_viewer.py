@@ -81,6 +81,9 @@ FLAGS = [
 SNAPSHOT = """JSON.stringify(window.revue ? {state: revue.state, error: revue.error, sessions: revue.sessions,
   stats: revue.stats} : null)"""
 
+# The picture of the <video>, drawn into a canvas: its mean colour and the share of pixels that are
+# not black. The sync signal's test pattern turns white for a frame each second: a picture that is
+# almost all white is read again (up to 5 times, 100 ms apart), so the one returned is the pattern.
 PICTURE = """(async () => {
   const video = document.querySelector("video");
   const width = video ? video.videoWidth : 0, height = video ? video.videoHeight : 0;
@@ -89,16 +92,24 @@ PICTURE = """(async () => {
   canvas.width = width;
   canvas.height = height;
   const context = canvas.getContext("2d", {willReadFrequently: true});
-  context.drawImage(video, 0, 0, width, height);
-  const data = context.getImageData(0, 0, width, height).data;
-  let r = 0, g = 0, b = 0, lit = 0;
-  for (let i = 0; i < data.length; i += 4) {
-    r += data[i]; g += data[i + 1]; b += data[i + 2];
-    if (Math.max(data[i], data[i + 1], data[i + 2]) > 32) lit += 1;
+  const read = () => {
+    context.drawImage(video, 0, 0, width, height);
+    const data = context.getImageData(0, 0, width, height).data;
+    let r = 0, g = 0, b = 0, lit = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      r += data[i]; g += data[i + 1]; b += data[i + 2];
+      if (Math.max(data[i], data[i + 1], data[i + 2]) > 32) lit += 1;
+    }
+    const n = width * height, tenth = (x) => Math.round(x * 10) / 10;
+    return {meanRGB: [tenth(r / n), tenth(g / n), tenth(b / n)], nonBlackFraction: Math.round(lit / n * 1000) / 1000,
+            width, height};
+  };
+  let picture = read();
+  for (let tries = 1; tries < 5 && Math.min(...picture.meanRGB) > 240; tries++) {
+    await new Promise((done) => setTimeout(done, 100));
+    picture = read();
   }
-  const n = width * height, tenth = (x) => Math.round(x * 10) / 10;
-  return {meanRGB: [tenth(r / n), tenth(g / n), tenth(b / n)], nonBlackFraction: Math.round(lit / n * 1000) / 1000,
-          width, height};
+  return picture;
 })()"""
 
 

@@ -36,15 +36,19 @@ import Testing
     return (node, URL(string: whep.deletingLastPathComponent().absoluteString + "#token=\(token)")!)
   }
 
-  /// Tests/Peers/chromium_viewer.py.
-  static let viewerScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .appendingPathComponent("../Peers/chromium_viewer.py").standardized
+  /// Tests/Peers/chromium_viewer.py (or firefox_viewer.py, which prints the same lines).
+  static func viewerScript(_ browser: String = "chromium") -> URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/\(browser)_viewer.py").standardized
+  }
 
-  /// Runs Chromium's viewers on `page` with `arguments`; returns its JSON lines, each an object.
-  static func watch(_ page: URL, _ arguments: [String], within seconds: Double = 60) async throws -> [[String: Any]] {
+  /// Runs `browser`'s viewers on `page` with `arguments`; returns its JSON lines, each an object.
+  static func watch(
+    _ page: URL, _ arguments: [String], in browser: String = "chromium", within seconds: Double = 60
+  ) async throws -> [[String: Any]] {
     let viewer = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/python3"),
-      [Self.viewerScript.path, page.absoluteString, "--deadline", "\(Int(seconds) - 10)"] + arguments)
+      [Self.viewerScript(browser).path, page.absoluteString, "--deadline", "\(Int(seconds) - 10)"] + arguments)
     let exit = await viewer.wait(stoppingAfter: seconds)
     let lines = exit.output.split(separator: "\n").compactMap {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -60,6 +64,26 @@ import Testing
     lines.filter { $0["event"] as? String == "summary" }
   }
 
+  /// What a page shows at its end (a `summary` line): ≥ 90 % of the 300 frames sent in 10 s
+  /// decoded, the test pattern's colours (not black), the sync signal's beeps heard.
+  static func expectPlayed(_ summary: [String: Any], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect((summary["framesDecoded"] as? Int ?? 0) >= 270, "\(summary)", sourceLocation: sourceLocation)
+    let picture = summary["picture"] as? [String: Any]
+    #expect((picture?["nonBlackFraction"] as? Double ?? 0) > 0.5, "\(summary)", sourceLocation: sourceLocation)
+    let rgb = picture?["meanRGB"] as? [Double] ?? []
+    #expect(
+      rgb.count == 3 && (rgb.max() ?? 0) - (rgb.min() ?? 0) > 5 && (rgb.max() ?? 0) > 60, "\(summary)",
+      sourceLocation: sourceLocation)
+    #expect((summary["audioEnergy"] as? Double ?? 0) > 0, "\(summary)", sourceLocation: sourceLocation)
+  }
+
+  @Test(.wholeProcess) func firefoxPlaysThePageToo() async throws {
+    let (node, page) = try await Self.node()
+    defer { Task { await node.stop() } }
+    let summary = try #require(Self.summaries(try await Self.watch(page, ["--seconds", "10"], in: "firefox")).first)
+    Self.expectPlayed(summary)
+  }
+
   @Test(.wholeProcess) func thePagePlaysPictureAndSoundAndFourTabsCostLittleMoreThanOne() async throws {
     let (node, page) = try await Self.node()
     defer { Task { await node.stop() } }
@@ -68,15 +92,7 @@ import Testing
     let before = node.cpuSeconds ?? 0
     let one = Self.summaries(try await Self.watch(page, ["--seconds", "10"]))
     let cpuOne = (node.cpuSeconds ?? 0) - before
-    let summary = try #require(one.first)
-    // ≥ 90 % of the 300 frames sent in 10 s decoded; the picture is the pattern's colours, not
-    // black; the sync signal's beeps are heard.
-    #expect((summary["framesDecoded"] as? Int ?? 0) >= 270, "\(summary)")
-    let picture = summary["picture"] as? [String: Any]
-    #expect((picture?["nonBlackFraction"] as? Double ?? 0) > 0.5, "\(summary)")
-    let rgb = picture?["meanRGB"] as? [Double] ?? []
-    #expect(rgb.count == 3 && (rgb.max() ?? 0) - (rgb.min() ?? 0) > 5 && (rgb.max() ?? 0) > 60, "\(summary)")
-    #expect((summary["audioEnergy"] as? Double ?? 0) > 0, "\(summary)")
+    Self.expectPlayed(try #require(one.first))
 
     // Four tabs, 10 s: each ≥ 28 fps, the node's CPU ≤ 1.3 × what it took for one.
     let start = node.cpuSeconds ?? 0
@@ -142,7 +158,7 @@ import Testing
     let (first, page) = try await Self.node(port: port)
     let viewer = try ChildProcess(
       URL(fileURLWithPath: "/usr/bin/python3"),
-      [Self.viewerScript.path, page.absoluteString, "--seconds", "30", "--deadline", "30"])
+      [Self.viewerScript().path, page.absoluteString, "--seconds", "30", "--deadline", "30"])
     defer { Task { await viewer.stop() } }
     try await viewer.waitForOutput(containing: "\"ready\"", within: 30)
     kill(first.pid, SIGKILL)
@@ -164,7 +180,7 @@ import Testing
     defer { Task { await node.stop() } }
     let wrong = URL(string: page.absoluteString.replacingOccurrences(of: "#token=s3cret", with: "#token=nope"))!
     let viewer = try ChildProcess(
-      URL(fileURLWithPath: "/usr/bin/python3"), [Self.viewerScript.path, wrong.absoluteString, "--deadline", "30"])
+      URL(fileURLWithPath: "/usr/bin/python3"), [Self.viewerScript().path, wrong.absoluteString, "--deadline", "30"])
     let exit = await viewer.wait(stoppingAfter: 40)
     // The page shows the token form: the viewer exits 3 with the page unauthorized.
     #expect(exit.status == 3 && exit.output.contains("unauthorized"), "\(exit.output.suffix(600))")
