@@ -337,7 +337,7 @@ public final class WebRTCBroadcast: Sendable {
       viewer?.end()
       return .text(503, "the broadcast has stopped, or the viewer's session failed")
     }
-    encoder.requestKeyframe()
+    encoder.viewerJoined()
     return HTTPServer.Response(
       status: 201, headers: [("Content-Type", "application/sdp"), ("Location", routes.whep + "/" + id)],
       body: Data(answer.utf8))
@@ -391,9 +391,8 @@ public final class WebRTCBroadcast: Sendable {
     let audio = Medium()
     /// The pipeline's sources, the video's first, which the media feed while someone watches.
     private let sources: [AppSrc]
-    /// The video's encoded output, where keyframe requests go upstream from.
-    private let videoOutput: Pad
-    private let requests = Mutex<(counted: RTPSender.KeyframeRequests, last: ContinuousClock.Instant?)>((.init(), nil))
+    /// Keyframe requests to the video encoder, limited.
+    private let keyframes: KeyframeLimiter
 
     init(video encoder: VideoEncoder, audio audioEncoder: AudioEncoder?, status: StreamStatus) throws(RevueError) {
       video = Medium(frameRate: encoder.layer.encoding.maxFps)
@@ -406,7 +405,7 @@ public final class WebRTCBroadcast: Sendable {
           from: video.feed, source: SourceFeed.source(), branches: [("video", chain + [Self.sink("video-out")])])[0]
         guard let sink = branch.element(named: "video-out") as? AppSink, let output = sink.staticPad("sink")?.peer
         else { throw GStreamerError.noSuchElement(bin: "video", name: "video-out") }
-        videoOutput = output
+        keyframes = KeyframeLimiter { VideoEncoder.requestKeyframe(upstreamOf: output) }
         Self.deliver(from: sink, in: pipeline, to: video)
         var sources = try [pipeline.pipeline.element(named: "source", as: AppSrc.self)]
         if let audioEncoder {
@@ -453,21 +452,16 @@ public final class WebRTCBroadcast: Sendable {
     }
 
     /// The keyframe requests so far.
-    var keyframeRequests: RTPSender.KeyframeRequests { requests.withLock { $0.counted } }
+    var keyframeRequests: RTPSender.KeyframeRequests { keyframes.counted }
 
-    /// Asks the encoder for a keyframe, unless one was asked for within 250 ms.
-    func requestKeyframe() {
-      let now = ContinuousClock.now
-      let honoured = requests.withLock { requests in
-        requests.counted.received += 1
-        if let last = requests.last, now - last < RTPSender.keyframeRequestInterval { return false }
-        requests.last = now
-        requests.counted.honoured += 1
-        return true
-      }
-      if honoured { VideoEncoder.requestKeyframe(upstreamOf: videoOutput) }
-    }
+    /// Asks the encoder for a keyframe for a viewer's PLI or FIR, unless one was asked for within
+    /// 250 ms (it is on its way).
+    func requestKeyframe() { keyframes.request() }
 
+    /// Asks the encoder for a keyframe for a viewer that starts watching: one within 250 ms of
+    /// the last is held to the end of the 250 ms, not dropped (the viewer may have joined in the
+    /// middle of that keyframe).
+    func viewerJoined() { keyframes.join() }
     func stop() { pipeline.stop() }
   }
 

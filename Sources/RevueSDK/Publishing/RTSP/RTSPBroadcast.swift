@@ -170,18 +170,22 @@ public final class RTSPBroadcast: Sendable {
       var payloader: Element?
       var encodersStarted = 0
       var keyframeRequests = RTPSender.KeyframeRequests()
-      /// When a new client's keyframe was last asked for, and whether one is held back for the
-      /// end of the interval.
-      var lastJoin: ContinuousClock.Instant?
-      var joinHeld = false
     }
     let state = Mutex(State())
     let frames: SourceFeed
     /// The audio track's buffers, to the media's `audiosource` (when it has one).
     let audio = SourceFeed()
 
+    /// New clients' keyframe requests (their PLIs go through the payloader's limit).
+    private let joins: KeyframeLimiter
+
     /// A feed of video encoded at `frameRate`.
-    init(frameRate: Int) { frames = SourceFeed(frameRate: frameRate) }
+    init(frameRate: Int) {
+      frames = SourceFeed(frameRate: frameRate)
+      let feed = Relay<Feed>()
+      joins = KeyframeLimiter { feed.target?.requestKeyframe() }
+      feed.target = self
+    }
 
     /// A media was built for the first client (or the first after all left): its sources are
     /// the ones fed from now on, and keyframe requests reach its encoder at most every 250 ms.
@@ -205,33 +209,9 @@ public final class RTSPBroadcast: Sendable {
     }
 
     /// A client started playing: asks the encoder for a keyframe, as a client's PLI would; one
-    /// that joins a shared media would otherwise wait up to a keyframe interval (2 s). A client
-    /// that joins within 250 ms of the last request may have joined in the middle of that
-    /// keyframe's packets (clients that start together do): its request is held back to the end
-    /// of the 250 ms, where the limit lets it through, instead of dropped (one request for all
-    /// that join meanwhile).
-    func clientJoined() {
-      let now = ContinuousClock.now
-      let interval = RTPSender.keyframeRequestInterval
-      let wait: Duration? = state.withLock { state in
-        guard !state.joinHeld else { return nil }
-        if let last = state.lastJoin, now - last < interval {
-          state.joinHeld = true
-          return interval - (now - last) + .milliseconds(5)
-        }
-        state.lastJoin = now
-        return .zero
-      }
-      guard let wait else { return }
-      if wait == .zero { return requestKeyframe() }
-      DispatchQueue.global().asyncAfter(deadline: .now() + Double(wait / .microseconds(1)) / 1e6) { [weak self] in
-        self?.state.withLock { state in
-          state.joinHeld = false
-          state.lastJoin = .now
-        }
-        self?.requestKeyframe()
-      }
-    }
+    /// that joins a shared media would otherwise wait up to a keyframe interval (2 s). Within
+    /// 250 ms of the last, it is held to the end of the 250 ms (``KeyframeLimiter/join()``).
+    func clientJoined() { joins.join() }
 
     /// Asks the encoder for a keyframe (with its parameter sets), as a client's PLI would.
     func requestKeyframe() {
