@@ -265,7 +265,7 @@ public final class Room: Sendable {
       defer { remotes.removeAll() }
       return Array(remotes.values)
     }
-    for participant in all { participant.stop() }
+    for participant in all { await participant.stop() }
     for publication in publications { await unpublish(publication)?.value }
   }
 
