@@ -57,8 +57,13 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     public var latency: Duration?
   }
 
-  /// The codec of the stream.
-  public let codec: VideoCodec
+  /// The codec of the stream. For a WHEP stream (``Room/watch(whep:token:timeout:)``), the one
+  /// its packets are in: an answer may list several codecs and the server send any of them.
+  public var codec: VideoCodec { received.withLock { $0 } }
+  private let received: Mutex<VideoCodec>
+
+  /// Notes that the stream's packets are in `codec` (a WHEP stream's, once its first comes).
+  func receives(_ codec: VideoCodec) { received.withLock { $0 = codec } }
   /// What receives the track: an RTP port's receiver, or a WHEP session's video.
   let receiver: any TrackReceiver
   private let last = Mutex<PixelBuffer?>(nil)
@@ -71,7 +76,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     latency: Int, recovery: LossRecovery = .nack, srtp: SRTPKey? = nil, source: String? = nil,
     syncMeter: SyncMeter? = nil
   ) throws(RevueError) {
-    self.codec = codec
+    received = Mutex(codec)
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 90_000, payloadTypes: payloadTypes,
@@ -107,7 +112,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   /// A track of `codec` whose frames a WHEP session decodes and hands to ``deliver(_:)``; its
   /// counters, state and events are `receiver`'s.
   init(name: String, codec: VideoCodec, receiver: any TrackReceiver) {
-    self.codec = codec
+    received = Mutex(codec)
     self.receiver = receiver
     super.init(name: name, source: .camera)
   }

@@ -32,6 +32,9 @@ final class WHEPSession: Sendable {
   private let closed = Atomic(false)
   /// When the server was last heard from: an RTP or RTCP packet of it.
   private let heard = Mutex(ContinuousClock.now)
+  /// The codec of each video stream `webrtcbin` hands out, as it does.
+  private let videoCodecs: (stream: AsyncStream<VideoCodec>, continuation: AsyncStream<VideoCodec>.Continuation) =
+    AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
 
   /// How long the server may send nothing (no media, no RTCP) before the session counts as
   /// failed: it sends media many times a second, and RTCP reports every 5 s at most (RFC 3550's
@@ -69,6 +72,7 @@ final class WHEPSession: Sendable {
       let participant = session.participant(video: sent.video, audio: sent.audio)
       try await session.connect(answer: answer, timeout: timeout)
       session.watchConnection()
+      if sent.video != nil { await session.firstVideo(within: timeout) }
       return participant
     } catch {
       await session.end()
@@ -274,6 +278,22 @@ final class WHEPSession: Sendable {
     }
   }
 
+  /// Returns once the first video packet came, and with it the codec the server sends (an
+  /// answer may list several, and a server send any of them: aiortc's lists the offer's), or
+  /// after `timeout`: a server that is slow to send is not an error, and the track's codec is
+  /// then the answer's first until the packets say.
+  private func firstVideo(within timeout: Duration) async {
+    let codecs = videoCodecs.stream
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await _ in codecs { return }
+      }
+      group.addTask { try? await Task.sleep(for: timeout) }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+
   /// Notes that the server was heard from.
   private func hear() { heard.withLock { $0 = .now } }
 
@@ -337,13 +357,17 @@ final class WHEPSession: Sendable {
     let caps = pad.currentCaps ?? pad.queryCaps()
     let structure = caps.count > 0 ? caps.structure(at: 0) : nil
     let name = structure?.get("encoding-name", as: String.self)?.uppercased()
+    let codec: VideoCodec? = name == "VP8" ? .vp8 : name == "H264" ? .h264 : nil
     let (chain, stream): (String?, Stream?) =
-      switch (structure?.get("media", as: String.self), name) {
-      case ("video", "VP8"): (RemoteVideoTrack.decodeChain(.vp8), video.target)
-      case ("video", "H264"): (RemoteVideoTrack.decodeChain(.h264), video.target)
-      case ("audio", "OPUS"): (RemoteAudioTrack.decodeChain, audio.target)
+      switch (structure?.get("media", as: String.self), codec, name) {
+      case ("video", let codec?, _): (RemoteVideoTrack.decodeChain(codec), video.target)
+      case ("audio", _, "OPUS"): (RemoteAudioTrack.decodeChain, audio.target)
       default: (nil, nil)
       }
+    if let codec, let stream, let track = stream.video.target {
+      track.receives(codec)
+      videoCodecs.continuation.yield(codec)
+    }
     var description = "fakesink sync=false async=false"
     if let chain, stream != nil { description = "\(chain) ! appsink name=sink sync=false enable-last-sample=false" }
     do {
