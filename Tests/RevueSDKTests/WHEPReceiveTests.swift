@@ -1,4 +1,5 @@
 import Foundation
+import RevueProcess
 import RevueSDKTestSupport
 import RevueTestSupport
 import Synchronization
@@ -85,6 +86,41 @@ import Testing
       try await audio.capturer?.stopCapture()
       try await track.capturer?.stopCapture()
     }
+  }
+
+  /// The node's broadcast sends VP8 alone so far (its H.264 reaches no viewer, aiortc's
+  /// neither): H.264, and VP8 from another stack, come from aiortc's WHEP server
+  /// (Tests/Peers/whep_server.py, silence for audio); the DELETE reaches it.
+  @Test(.wholeProcess, arguments: [VideoCodec.h264, .vp8]) func aiortcsWHEPServerPlays(_ codec: VideoCodec)
+    async throws
+  {
+    let port = FreePorts.tcp()
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/whep_server.py").standardized
+    let server = try ChildProcess(
+      URL(fileURLWithPath: "/usr/bin/python3"), [script.path, "\(port)", "--codec", codec.rawValue, "--token", "t"])
+    try await server.waitForOutput(containing: "listening", within: 20)
+    let room = Room()
+    let remote = try await room.watch(whep: URL(string: "http://127.0.0.1:\(port)/whep")!, token: "t")
+    let video = try #require(remote.videoTrack)
+    #expect(video.codec == codec)
+    let frames = FrameStream()
+    let buffers = AudioStream()
+    video.add(videoRenderer: frames)
+    remote.audioTrack?.add(audioRenderer: buffers)
+    let first = try await frames.next("the first frame", within: 20)
+    #expect(first.width == 320 && first.height == 240)
+    _ = try await Self.time(30, of: frames, within: 10)
+    let before = frames.count
+    let took = try await Self.time(90, of: frames, within: 15)
+    let fps = Double(frames.count - before) / (Double(took / .milliseconds(1)) / 1000)
+    print("WHEP from aiortc, \(codec): \(frames.count - before) frames in \(took): \(String(format: "%.1f", fps)) fps")
+    #expect(fps >= 25, "\(fps) fps")
+    let heard = try await collect(50, of: buffers.buffers, within: 10, "50 audio buffers")
+    #expect(heard.count == 50)
+    await room.disconnect()
+    try await server.waitForOutput(containing: "deleted session", within: 10)
+    await server.stop()
   }
 
   @Test func aWrongTokenIsTheServers401AndLeavesNothing() async throws {
