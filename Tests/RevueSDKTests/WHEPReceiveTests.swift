@@ -123,6 +123,37 @@ import Testing
     await server.stop()
   }
 
+  /// The server killed mid-stream (no DTLS close, no DELETE answered): both tracks fail within
+  /// the 10 s of silence allowed and a little, saying so.
+  @Test func aServerThatDiesFailsItsTracks() async throws {
+    let port = FreePorts.tcp()
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/whep_server.py").standardized
+    let server = try ChildProcess(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, "\(port)", "--codec", "vp8"])
+    try await server.waitForOutput(containing: "listening", within: 20)
+    let room = Room()
+    let remote = try await room.watch(whep: URL(string: "http://127.0.0.1:\(port)/whep")!)
+    let video = try #require(remote.videoTrack)
+    let events = video.events
+    let audioEvents = try #require(remote.audioTrack).events
+    let frames = FrameStream()
+    video.add(videoRenderer: frames)
+    _ = try await frames.next("the first frame", within: 20)
+    await server.stop()
+    let killed = ContinuousClock.now
+    for stream in [events, audioEvents] {
+      let fault = try await withDeadline(15, "the track to fail") { () -> MediaFault? in
+        for await case .state(.failed(let fault)) in stream { return fault }
+        return nil
+      }
+      #expect(fault?.message.contains("stopped sending") == true, "\(String(describing: fault))")
+    }
+    print("the dead server's tracks failed after \(ContinuousClock.now - killed)")
+    #expect(ContinuousClock.now - killed < .seconds(12))
+    #expect(remote.audioTrack?.state != .running)
+    await room.disconnect()
+  }
+
   @Test func aWrongTokenIsTheServers401AndLeavesNothing() async throws {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = try await WHIPPublicationTests.camera(devices[0])
