@@ -9,6 +9,8 @@ import Testing
 /// `revue receive --whep`: its options, and another node's `revue serve --webrtc` played with
 /// a snapshot; a refused token said in one line, never printed.
 @Suite(.sharedProcess, .timeLimit(.minutes(2))) struct WHEPCommandTests {
+  /// `--whep` with its token from the option, its file or `REVUE_WHEP_TOKEN`; the RTP options
+  /// beside it, a token without it and a URL of another scheme are usage errors.
   @Test(.tier(.unit)) func options() throws {
     let url = "http://127.0.0.1:8889/camera/whep"
     let plain = try #require(try ReceiveOptions.parse(["--whep", url, "--frames", "30", "--snapshot", "a.png"]))

@@ -41,6 +41,8 @@ import Testing
     return ContinuousClock.now - start
   }
 
+  /// The node's broadcast of a virtual camera (640×480, VP8) and microphone: ≥ 25 fps decoded,
+  /// audio buffers at 48 kHz stereo, and the DELETE on disconnect takes its viewers back to 0.
   /// Alone in the process: it counts frames per second.
   @Test(.wholeProcess) func theNodesBroadcastPlaysWithSound() async throws {
     let codec = VideoCodec.vp8
@@ -154,6 +156,8 @@ import Testing
     await room.disconnect()
   }
 
+  /// A wrong token and none: the broadcast's 401 and its reason, in one line that never holds
+  /// the token; the room keeps no participant and the broadcast no viewer.
   @Test func aWrongTokenIsTheServers401AndLeavesNothing() async throws {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let track = try await WHIPPublicationTests.camera(devices[0])

@@ -63,6 +63,7 @@ public final class WebRTCBin: Sendable {
     /// Both ways.
     case sendReceive
 
+    /// The C value, `GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_…`.
     var cValue: GstWebRTCRTPTransceiverDirection {
       switch self {
       case .sendOnly: GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY

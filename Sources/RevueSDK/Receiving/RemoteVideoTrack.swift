@@ -60,6 +60,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   /// The codec of the stream. For a WHEP stream (``Room/watch(whep:token:timeout:)``), the one
   /// its packets are in: an answer may list several codecs and the server send any of them.
   public var codec: VideoCodec { received.withLock { $0 } }
+  /// The codec the stream is received in now.
   private let received: Mutex<VideoCodec>
 
   /// Notes that the stream's packets are in `codec` (a WHEP stream's, once its first comes).

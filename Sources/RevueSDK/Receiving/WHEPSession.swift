@@ -21,7 +21,9 @@ import Synchronization
 final class WHEPSession: Sendable {
   /// The server's WHEP URL (`http` or `https`).
   let endpoint: URL
+  /// The pipeline of `webrtcbin` and the decoders of its streams.
   let pipeline: MediaPipeline
+  /// The WebRTC peer: the offerer, receive-only.
   private let webrtc: WebRTCBin
   /// The streams, once made: a track's receiver each, held by the track.
   private let video = Relay<Stream>()
@@ -103,6 +105,7 @@ final class WHEPSession: Sendable {
     var video: VideoCodec?
     var audio = false
     var section: (media: String, formats: [String], names: [String: String], sends: Bool)?
+    /// Takes in what the section read so far sends.
     func close() {
       guard let current = section, current.sends else { return }
       let names = current.formats.compactMap { current.names[$0] }
@@ -190,6 +193,8 @@ final class WHEPSession: Sendable {
     ended.target = self
   }
 
+  /// Stops the pipeline and deletes the session on the server (in a task of its own): the
+  /// participant was let go of without a disconnect.
   deinit {
     closed.store(true, ordering: .relaxed)
     pipeline.stop()
@@ -394,23 +399,31 @@ final class WHEPSession: Sendable {
   final class Stream: TrackReceiver {
     /// The session; held, so that it lives as long as a track.
     let session: WHEPSession
+    /// Running, failed (the session's fault) or stopped.
     let status: StreamStatus
+    /// Never sent: WHEP names no sender.
     let identities = Broadcast<String>()
-    /// The track the stream's pictures go to (for video), or its audio (for audio).
+    /// The video track the stream's pictures go to (for video).
     let video = Relay<RemoteVideoTrack>()
+    /// The audio track the stream's buffers go to (for audio).
     let audio = Relay<RemoteAudioTrack>()
 
     /// What the stream received.
     private struct Counters {
+      /// Frames (video) or buffers (audio) decoded.
       var frames = 0
+      /// RTP packets out of `webrtcbin`, and their bytes (headers included).
       var packets = 0
       var bytes = 0
       /// The SSRC of the latest packet.
       var ssrc: UInt32?
+      /// Keyframe requests let through, and when the latest went.
       var keyframeRequests = 0
       var lastKeyframeRequest: ContinuousClock.Instant?
+      /// The bytes and time of the previous read of the statistics, for the bitrate.
       var read = (bytes: 0, time: ContinuousClock.now)
     }
+    /// The counters, written on the streaming threads.
     private let counters = Locked(Counters())
 
     /// A stream of `session`, called `name` in the log.
@@ -421,6 +434,7 @@ final class WHEPSession: Sendable {
       status = StreamStatus(name: name) { video.target?.clearRenderers() }
     }
 
+    /// The session's pipeline, shared by its video and audio.
     var pipeline: MediaPipeline { session.pipeline }
     /// WHEP names no sender: nil.
     var cname: String? { nil }
