@@ -21,3 +21,12 @@ static inline void cwebrtc_create_description(GstElement *webrtc, const gchar *s
 static inline void cwebrtc_add_ice_candidate(GstElement *webrtc, guint mline, const gchar *candidate) {
   g_signal_emit_by_name(webrtc, "add-ice-candidate", mline, candidate);
 }
+
+/// `add-transceiver`: a new transceiver of `direction` for media of `caps`; the caller owns the
+/// reference returned (transfer full), NULL when webrtcbin refuses.
+static inline GstWebRTCRTPTransceiver *cwebrtc_add_transceiver(GstElement *webrtc, GstWebRTCRTPTransceiverDirection direction,
+                                                               GstCaps *caps) {
+  GstWebRTCRTPTransceiver *transceiver = NULL;
+  g_signal_emit_by_name(webrtc, "add-transceiver", direction, caps, &transceiver);
+  return transceiver;
+}

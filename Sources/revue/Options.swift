@@ -50,8 +50,8 @@ enum Command: Equatable, ProgramCommand {
                        aes-128-gcm); the SDP then holds the key (written 0600); --whip publishes
                        over WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU;
                        --token-file its bearer token) instead of RTP; Ctrl-C stops
-      receive [--port N | --sdp FILE] [--codec vp8|h264] [--latency MS] [--no-recovery]
-              [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
+      receive [--port N | --sdp FILE | --whep URL [--token-file F]] [--codec vp8|h264]
+              [--latency MS] [--no-recovery] [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
                        signal, the A/V skew: avSyncMilliseconds); --window shows the picture
@@ -59,7 +59,10 @@ enum Command: Equatable, ProgramCommand {
                        missing packet is asked for again and waited for --latency MS (default
                        300), or not with --no-recovery; --srtp-key-file decrypts SRTP (with
                        --sdp the key comes from its a=crypto lines); --from HOST takes packets
-                       from that host only
+                       from that host only; --whep plays from a WHEP server over WebRTC
+                       (https://HOST/PATH, or http:// on this machine: another node's
+                       `serve --webrtc`, MediaMTX, ...; --token-file its bearer token), video
+                       and audio, without the RTP options; it ends when the session fails
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
             [--webrtc [ADDRESS:]PORT [--token-file F]] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
@@ -98,7 +101,8 @@ enum Command: Equatable, ProgramCommand {
 
     secrets: --srtp-key-file F, --token-file F and --password-file F read the key, token or
     password from a file (its content, without the trailing newline), or set REVUE_SRTP_KEY,
-    REVUE_WHIP_TOKEN or REVUE_RTSP_PASSWORD: every local user can read a command line, so keep
+    REVUE_WHIP_TOKEN (stream --whep), REVUE_WHEP_TOKEN (receive --whep), REVUE_WEBRTC_TOKEN
+    (serve --webrtc) or REVUE_RTSP_PASSWORD: every local user can read a command line, so keep
     --srtp-key, --token and --password for tests (an option wins over its file, a file over the
     variable)
     """

@@ -58,6 +58,26 @@ extension GStreamerSuite {
       pipeline.stop()
     }
 
+    /// A peer that only receives has no sink pad to make its offer from: a receive-only
+    /// transceiver gives it a media line per codec of its caps, with the NACK its `do-nack` asks.
+    @Test func aReceiveOnlyTransceiverMakesARecvonlyOffer() async throws {
+      let pipeline = Pipeline()
+      let peer = try WebRTCBin()
+      try pipeline.add(peer.element)
+      let caps = try Caps(
+        "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,rtcp-fb-nack-pli=true;"
+          + "application/x-rtp,media=video,encoding-name=H264,payload=102,clock-rate=90000")
+      let transceiver = try peer.addTransceiver(.receiveOnly, caps: caps)
+      #expect(transceiver.typeName == "GstWebRTCRTPTransceiver" || transceiver.typeName.hasSuffix("Transceiver"))
+      try transceiver.set("do-nack", true)
+      try pipeline.play()
+      defer { pipeline.stop() }
+      let offer = try await peer.createOffer()
+      #expect(offer.contains("a=recvonly") && offer.contains("m=video 9 UDP/TLS/RTP/SAVPF 96 102"), "\(offer)")
+      #expect(offer.contains("a=rtpmap:96 VP8/90000") && offer.contains("a=rtpmap:102 H264/90000"), "\(offer)")
+      #expect(offer.contains("a=rtcp-fb:96 nack pli") && offer.contains("rtx/90000"), "\(offer)")
+    }
+
     @Test func badDescriptionsAreRefusedWithAReason() async throws {
       let pipeline = Pipeline()
       let peer = try WebRTCBin()

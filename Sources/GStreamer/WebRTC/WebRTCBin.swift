@@ -54,6 +54,42 @@ public final class WebRTCBin: Sendable {
     try await create(.answer)
   }
 
+  /// Which way a transceiver's media goes, from this peer's side.
+  public enum TransceiverDirection: Sendable, Hashable {
+    /// This peer only sends.
+    case sendOnly
+    /// This peer only receives: a media line offered `a=recvonly`, with no sink pad to feed.
+    case receiveOnly
+    /// Both ways.
+    case sendReceive
+
+    /// The C value, `GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_…`.
+    var cValue: GstWebRTCRTPTransceiverDirection {
+      switch self {
+      case .sendOnly: GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY
+      case .receiveOnly: GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_RECVONLY
+      case .sendReceive: GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDRECV
+      }
+    }
+  }
+
+  /// Adds a transceiver going `direction` for media of `caps` (one structure per codec offered,
+  /// `application/x-rtp` with `media`, `encoding-name`, `payload`, `clock-rate` and the
+  /// `rtcp-fb-…` feedback to offer), before an offer is made: a receive-only peer has no sink
+  /// pads from which webrtcbin would make its media lines. Set its properties (`do-nack`) on the
+  /// object returned.
+  ///
+  /// The corresponding C signal is `add-transceiver`.
+  /// - Returns: the transceiver (a `GstWebRTCRTPTransceiver`).
+  /// - Throws: ``GStreamerError/queryFailed(element:query:)`` when webrtcbin makes none.
+  public func addTransceiver(_ direction: TransceiverDirection, caps: Caps) throws(GStreamerError) -> Object {
+    let made = caps.withPointer { cwebrtc_add_transceiver(element.elementPointer, direction.cValue, $0) }
+    guard let made else {
+      throw .queryFailed(element: element.name, query: "add-transceiver: no transceiver for \(caps)")
+    }
+    return Object.wrap(adopting: UnsafeMutableRawPointer(made))
+  }
+
   /// Adds a candidate of the remote peer for media line `mLineIndex` (an `a=candidate` value,
   /// `candidate:…`).
   public func addICECandidate(mLineIndex: Int, candidate: String) {

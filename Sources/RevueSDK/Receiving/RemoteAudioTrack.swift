@@ -4,7 +4,8 @@ import Synchronization
 /// An audio track received from another host (Opus): decoded buffers, 48 kHz stereo 16-bit, go
 /// to its renderers on the receiving thread.
 public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
-  let receiver: RTPReceiver
+  /// What receives the track: an RTP port's receiver, or a WHEP session's audio.
+  let receiver: any TrackReceiver
 
   /// Receives Opus on `port` of `address` under `payloadType`, decrypting SRTP with `srtp` and
   /// taking packets from `source` only, when given; `syncMeter` listens for the sync signal's
@@ -16,25 +17,49 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
     syncMeter: SyncMeter? = nil
   ) throws(RevueError) {
     let relay = Relay<RemoteAudioTrack>()
-    let format = AudioFormat.standard
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 48_000, payloadTypes: RTPPayloadTypes(media: payloadType),
       capsFields: "media=audio,clock-rate=48000,encoding-name=OPUS,payload=\(payloadType)"
         + ",encoding-params=(string)\(channels)" + (stereo.map { ",sprop-stereo=(string)\($0 ? 1 : 0)" } ?? ""),
-      decode: "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\"",
+      decode: Self.decodeChain,
       latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
     ) { sample, captured in
-      guard let buffer = sample.buffer,
-        let pcm = try? AudioPCMBuffer(
-          wrapping: buffer, sampleRate: format.sampleRate, channelCount: format.channelCount,
-          format: format.sampleFormat)
-      else { return }
-      relay.target?.render(pcm)
+      guard let pcm = relay.target?.deliver(sample) else { return }
       if let syncMeter, let captured { syncMeter.audio(pcm, captured: captured) }
     }
     super.init(name: name, source: .microphone)
     relay.target = self
     if receiver.isMutedBySender { setMuted(true) }
+  }
+
+  /// A track whose audio a WHEP session decodes (to ``format``) and hands to ``deliver(_:)``;
+  /// its counters, state and events are `receiver`'s.
+  init(name: String, receiver: any TrackReceiver) {
+    self.receiver = receiver
+    super.init(name: name, source: .microphone)
+  }
+
+  /// What the decoders make: 48 kHz stereo 16-bit.
+  static let format = AudioFormat.standard
+
+  /// From Opus RTP packets to ``format``, as a `gst-launch` description; a lost packet is
+  /// concealed (`plc`).
+  static var decodeChain: String {
+    "rtpopusdepay ! opusdec plc=true ! audioconvert ! audioresample ! capsfilter caps=\"\(format.caps)\""
+  }
+
+  /// Renders a decoded sample (``format``), on the decoding thread; returns its buffer, nil when
+  /// the sample holds none.
+  @discardableResult
+  func deliver(_ sample: Sample) -> AudioPCMBuffer? {
+    let format = Self.format
+    guard let buffer = sample.buffer,
+      let pcm = try? AudioPCMBuffer(
+        wrapping: buffer, sampleRate: format.sampleRate, channelCount: format.channelCount,
+        format: format.sampleFormat)
+    else { return nil }
+    render(pcm)
+    return pcm
   }
 
   /// The participant that sends the track, told when its sender mutes it.

@@ -4,10 +4,11 @@ import Synchronization
 
 /// Someone sending to this room: identified by the CNAME of their RTCP reports.
 public final class RemoteParticipant: Sendable {
-  /// The sender's RTCP CNAME, or `rtp:PORT` until its first report.
+  /// The sender's RTCP CNAME, or `rtp:PORT` until its first report; for a WHEP stream, its URL
+  /// (``Room/watch(whep:token:timeout:)``).
   public var identity: String {
-    let receivers = [videoTrack?.receiver, audioTrack?.receiver].compactMap { $0 }
-    return receivers.lazy.compactMap(\.cname).first ?? "rtp:\(receivers.first?.port ?? 0)"
+    let receivers: [any TrackReceiver] = [videoTrack?.receiver, audioTrack?.receiver].compactMap { $0 }
+    return receivers.lazy.compactMap(\.cname).first ?? receivers.first?.placeholderIdentity ?? "rtp:0"
   }
   /// The sender's identity (its RTCP CNAME) each time it is learned from a report, from now on.
   public var identityUpdates: AsyncStream<String> {
@@ -51,9 +52,9 @@ public final class RemoteParticipant: Sendable {
   /// `measuresAVSync` (``Room/listen(sdp:on:latency:measuresAVSync:)``).
   public var avSyncMilliseconds: Double? { syncMeter?.skewMilliseconds }
 
-  /// Stops receiving.
-  func stop() {
-    videoTrack?.receiver.stop()
-    audioTrack?.receiver.stop()
+  /// Stops receiving; a WHEP session is deleted on its server (waited for up to 5 s).
+  func stop() async {
+    await videoTrack?.receiver.stop()
+    await audioTrack?.receiver.stop()
   }
 }

@@ -57,9 +57,16 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     public var latency: Duration?
   }
 
-  /// The codec of the stream.
-  public let codec: VideoCodec
-  let receiver: RTPReceiver
+  /// The codec of the stream. For a WHEP stream (``Room/watch(whep:token:timeout:)``), the one
+  /// its packets are in: an answer may list several codecs and the server send any of them.
+  public var codec: VideoCodec { received.withLock { $0 } }
+  /// The codec the stream is received in now.
+  private let received: Mutex<VideoCodec>
+
+  /// Notes that the stream's packets are in `codec` (a WHEP stream's, once its first comes).
+  func receives(_ codec: VideoCodec) { received.withLock { $0 = codec } }
+  /// What receives the track: an RTP port's receiver, or a WHEP session's video.
+  let receiver: any TrackReceiver
   private let last = Mutex<PixelBuffer?>(nil)
 
   /// Receives `codec` on `port` of `address` under `payloadTypes`, recovering lost packets as
@@ -70,21 +77,13 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     latency: Int, recovery: LossRecovery = .nack, srtp: SRTPKey? = nil, source: String? = nil,
     syncMeter: SyncMeter? = nil
   ) throws(RevueError) {
-    self.codec = codec
-    // After a loss the depayloader asks for a keyframe (RTCP PLI) and passes nothing on until it
-    // comes, so that a decoder never shows a picture built on a missing packet.
-    let depay = "request-keyframe=true wait-for-keyframe=true"
-    let decode =
-      switch codec {
-      case .vp8: "rtpvp8depay \(depay) ! vp8dec name=decoder"
-      case .h264: "rtph264depay \(depay) ! h264parse ! avdec_h264 name=decoder"
-      }
+    received = Mutex(codec)
     let relay = Relay<RemoteVideoTrack>()
     receiver = try RTPReceiver(
       address: address, port: port, clockRate: 90_000, payloadTypes: payloadTypes,
       capsFields: "media=video,clock-rate=90000,encoding-name=\(codec.encodingName)"
         + ",payload=\(payloadTypes.media),rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
-      decode: "\(decode) ! videoconvert ! video/x-raw,format=I420", latency: latency, recovery: recovery,
+      decode: Self.decodeChain(codec), latency: latency, recovery: recovery,
       srtp: srtp, source: source, muted: { relay.target?.setMuted($0) },
       ended: { relay.target?.clearRenderers() }
     ) { sample, captured in
@@ -95,6 +94,28 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     relay.target = self
     // A report that said so before the relay was set.
     if receiver.isMutedBySender { setMuted(true) }
+  }
+
+  /// From RTP packets of `codec` to I420 pictures, as a `gst-launch` description: the decoder
+  /// is named `decoder`. After a loss the depayloader asks for a keyframe (RTCP PLI) and passes
+  /// nothing on until it comes, so that a decoder never shows a picture built on a missing
+  /// packet.
+  static func decodeChain(_ codec: VideoCodec) -> String {
+    let depay = "request-keyframe=true wait-for-keyframe=true"
+    let decode =
+      switch codec {
+      case .vp8: "rtpvp8depay \(depay) ! vp8dec name=decoder"
+      case .h264: "rtph264depay \(depay) ! h264parse ! avdec_h264 name=decoder"
+      }
+    return "\(decode) ! videoconvert ! video/x-raw,format=I420"
+  }
+
+  /// A track of `codec` whose frames a WHEP session decodes and hands to ``deliver(_:)``; its
+  /// counters, state and events are `receiver`'s.
+  init(name: String, codec: VideoCodec, receiver: any TrackReceiver) {
+    received = Mutex(codec)
+    self.receiver = receiver
+    super.init(name: name, source: .camera)
   }
 
   /// The participant that sends the track, told when its sender mutes it.
@@ -115,8 +136,10 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     if isMuted, let view = videoRenderer as? any ClearingRenderer { view.clearPicture() }
   }
 
-  /// Renders a decoded sample; returns its frame.
-  private func deliver(_ sample: Sample) -> PixelBuffer? {
+  /// Renders a decoded sample (I420), on the decoding thread; returns its frame, nil when the
+  /// sample is not a picture.
+  @discardableResult
+  func deliver(_ sample: Sample) -> PixelBuffer? {
     guard let buffer = sample.buffer, let structure = sample.caps?.structure(at: 0),
       let width = structure.get("width", as: Int.self), let height = structure.get("height", as: Int.self),
       let frame = try? PixelBuffer(wrapping: buffer, width: width, height: height, format: .i420)

@@ -254,6 +254,55 @@ public final class Room: Sendable {
     return participant
   }
 
+  /// Plays the stream a WHEP server serves (the IETF WHEP draft): the node's own
+  /// ``WebRTCBroadcast``, or any other (MediaMTX, a media server's WHEP front end). One WebRTC
+  /// connection receives the video (VP8 or H.264, as the server picks; lost packets asked for
+  /// again, keyframes asked for after a loss) and the audio (Opus), each decoded into its track
+  /// as ``listen(on:codec:latency:lossRecovery:from:)``'s are; WHEP pulls from a server rather
+  /// than binding a port, hence a method of its own.
+  ///
+  ///     let room = Room()
+  ///     let camera = try await room.watch(whep: URL(string: "https://node.example:8889/camera/whep")!, token: "T")
+  ///     camera.videoTrack?.add(videoRenderer: view)
+  ///     …
+  ///     await room.disconnect()  // DELETE: the server ends the session
+  ///
+  /// The participant's ``RemoteParticipant/identity`` is the URL (without its query); its audio
+  /// track is nil when the server sends no audio. Its tracks' ``RemoteVideoTrack/state`` fails
+  /// (views clear) when the connection fails or the server sends nothing for 10 s; the session is
+  /// deleted on the server then, on ``disconnect()``, and when the participant is let go of.
+  /// - Parameters:
+  ///   - url: the server's WHEP URL: `https://HOST/PATH`, or `http://` for a server on this
+  ///     machine or a test (`whep+https://` and `whep+http://` are taken too).
+  ///   - token: the bearer token the server wants (`Authorization: Bearer`), if any; never sent
+  ///     over plain `http://` to another machine.
+  ///   - timeout: how long each step may take: the HTTP exchange (in all, however slowly the
+  ///     server sends), the connection (ICE and DTLS).
+  /// - Returns: the participant whose tracks play the stream, once the media connection is up.
+  /// - Throws: ``RevueError``: `.invalidInput` for another scheme, or a token for plain http to
+  ///   another machine; `.network` for a server that cannot be reached, answers anything but
+  ///   `201` (the message quotes its body's first line), answers without an SDP or a `Location`,
+  ///   sends no stream Revue plays, or whose connection does not come up within `timeout`;
+  ///   `.gstreamer` when the receiver cannot start. Nothing is left running then, and a session
+  ///   the server made is deleted.
+  @discardableResult
+  public func watch(whep url: URL, token: String? = nil, timeout: Duration = .seconds(10)) async throws(RevueError)
+    -> RemoteParticipant
+  {
+    let participant = try await WHEPSession.participant(watching: url, token: token, timeout: timeout)
+    remotes.withLock { remotes in
+      let key = "whep:\(participant.identity)"
+      var unique = key
+      var number = 1
+      while remotes[unique] != nil {
+        number += 1
+        unique = "\(key) (\(number))"
+      }
+      remotes[unique] = participant
+    }
+    return participant
+  }
+
   /// The senders received, by the key their stream was opened with.
   public var remoteParticipants: [String: RemoteParticipant] { remotes.withLock { $0 } }
 
@@ -265,7 +314,7 @@ public final class Room: Sendable {
       defer { remotes.removeAll() }
       return Array(remotes.values)
     }
-    for participant in all { participant.stop() }
+    for participant in all { await participant.stop() }
     for publication in publications { await unpublish(publication)?.value }
   }
 

@@ -2,15 +2,17 @@ import Foundation
 import RevueSDK
 import Synchronization
 
-/// `revue receive`: decodes a stream sent to a port (or described by an SDP file), shows its
-/// statistics, and writes a PNG of a received frame on request.
+/// `revue receive`: decodes a stream sent to a port (or described by an SDP file, or played from
+/// a WHEP server), shows its statistics, and writes a PNG of a received frame on request.
 struct ReceiveCommand {
   var options: ReceiveOptions
 
   func run() async throws {
     let room = Room()
     let remote: RemoteParticipant
-    if let path = options.sdpPath {
+    if let whep = options.whep {
+      remote = try await room.watch(whep: whep, token: options.token)
+    } else if let path = options.sdpPath {
       let sdp: String
       do {
         sdp = try String(contentsOfFile: path, encoding: .utf8)
@@ -27,6 +29,7 @@ struct ReceiveCommand {
     guard let track = remote.videoTrack else { throw RevueError(.invalidInput, "the stream has no video to receive") }
     var receiving = "revue: receiving \(track.codec) from \(remote.identity)"
     if options.srtpKey != nil { receiving += " over SRTP" }
+    if options.whep != nil { receiving += " over WebRTC (WHEP)" }
     if let source = options.source { receiving += ", taking packets from \(source) only" }
     FileHandle.standardError.write(Data((receiving + "\n").utf8))
     // In a window: with no display the view says so in one line and draws offscreen, and the
@@ -48,8 +51,13 @@ struct ReceiveCommand {
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
     let wanted = options.frames
+    // A WHEP session that fails (its connection, or a server gone silent) ends the command.
+    let endsWithTheStream = options.whep != nil
     await RunLoopControl.run(
-      duration: options.duration, done: { wanted.map { track.statistics.framesDecoded >= $0 } ?? false }
+      duration: options.duration,
+      done: {
+        (endsWithTheStream && track.state != .running) || wanted.map { track.statistics.framesDecoded >= $0 } ?? false
+      }
     ) {
       let stats = track.statistics
       let fps = lastFrames.advance(to: stats.framesDecoded)
@@ -79,6 +87,7 @@ struct ReceiveCommand {
     printer.finish()
     speaker?.stop()
     let final = track.statistics
+    let ended = track.state
     if let path = options.snapshotPath {
       guard let frame = track.lastFrame else {
         throw RevueError(.invalidState, "no frame arrived: no snapshot written")
@@ -98,6 +107,9 @@ struct ReceiveCommand {
       summary += ", \(final.packetsFromOtherSenders) from senders other than the one followed dropped"
     }
     FileHandle.standardError.write(Data((summary + "\n").utf8))
+    if endsWithTheStream, case .failed(let fault) = ended {
+      throw RevueError(.network, "the WHEP session with \(remote.identity) failed: \(fault.message)")
+    }
     if let wanted = options.frames, final.framesDecoded < wanted {
       throw RevueError(.invalidState, "only \(final.framesDecoded) of \(wanted) frames arrived")
     }

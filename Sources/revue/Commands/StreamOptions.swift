@@ -254,16 +254,23 @@ struct ReceiveOptions: Equatable {
   var srtpKey: SRTPKey?
   /// The one host packets are taken from (`--from`); nil for any.
   var source: String?
+  /// A WHEP server to play from instead (`--whep`), and its bearer token.
+  var whep: URL?
+  var token: String?
 
   /// Parses `revue receive`'s options; `environment` holds `REVUE_SRTP_KEY` (``Secret``), as
-  /// `--srtp-key` but with `--sdp`, whose `a=crypto` lines hold the key. Nil for `--help`.
+  /// `--srtp-key` but with `--sdp`, whose `a=crypto` lines hold the key, or with `--whep`; and
+  /// `REVUE_WHEP_TOKEN`, as `--token` with `--whep`. Nil for `--help`.
   static func parse(
     _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(UsageError) -> ReceiveOptions? {
     var options = ReceiveOptions()
     var reader = OptionReader(command: "receive", arguments)
     var key = Secret(option: "--srtp-key", variable: "REVUE_SRTP_KEY")
+    var token = Secret(option: "--token", variable: "REVUE_WHEP_TOKEN")
     var suite: String?
+    // The options that say how RTP is received, which WebRTC says for itself.
+    var rtpOptions: [String] = []
     while let option = reader.next() {
       switch option {
       case "--port": options.port = try reader.count(option)
@@ -278,11 +285,33 @@ struct ReceiveOptions: Equatable {
       case "--json": options.json = true
       case "--srtp-suite": suite = try reader.value(option)
       case "--from": options.source = try reader.value(option)
+      case "--whep":
+        let text = try reader.value(option)
+        guard let url = URL(string: text),
+          url.scheme.map({ ["whep+https", "whep+http", "https", "http"].contains($0) }) == true, url.host != nil
+        else {
+          throw UsageError(description: "receive: --whep takes https://HOST/PATH (or http://), not '\(text)'")
+        }
+        options.whep = url
+        continue
       case "--help", "-h": return nil
-      default: guard try key.take(option, from: &reader) else { throw reader.unknown(option) }
+      default:
+        if try token.take(option, from: &reader) { continue }
+        guard try key.take(option, from: &reader) else { throw reader.unknown(option) }
       }
+      if !["--duration", "--frames", "--snapshot", "--window", "--json"].contains(option) { rtpOptions.append(option) }
     }
-    let given = try key.resolve("receive", environment: options.sdpPath == nil ? environment : [:])
+    let whep = options.whep != nil
+    let given = try key.resolve("receive", environment: options.sdpPath == nil && !whep ? environment : [:])
+    options.token = try token.resolve("receive", environment: whep ? environment : [:])?.value
+    if whep {
+      // WebRTC brings its own ports, codecs, loss recovery and encryption (DTLS-SRTP).
+      if let first = rtpOptions.first ?? given?.source {
+        throw UsageError(description: "receive: --whep goes without \(first)")
+      }
+      return options
+    }
+    if options.token != nil { throw UsageError(description: "receive: --token goes with --whep") }
     options.srtpKey = try OptionReader.srtpKey("receive", key: given, suite: suite)
     if suite != nil, given == nil { throw UsageError(description: "receive: --srtp-suite goes with --srtp-key") }
     if let given, options.sdpPath != nil {

@@ -656,14 +656,17 @@ private struct SimulcastSender: Sendable {
   let mids: [Element]
 }
 
-/// The HTTP side of WHIP (RFC 9725).
+/// The HTTP side of WHIP (RFC 9725), and of WHEP, whose exchange is the same with the offer
+/// coming from the viewer.
 enum WHIPExchange {
   /// POSTs `offer` to `endpoint`; returns the answer and the session's URL.
+  /// - Parameter server: what messages call the server: `WHIP endpoint` or `WHEP server`.
   /// - Throws: ``RevueError`` (`.network`) for no answer within `timeout`, a status other than
-  ///   201, a body that is not an SDP, or no `Location`.
-  static func post(offer: String, to endpoint: URL, token: String?, timeout: Duration) async throws(RevueError) -> (
-    answer: String, resource: URL
-  ) {
+  ///   201 (quoting the first 200 characters of the body, on one line), a body that is not an
+  ///   SDP, or no `Location`.
+  static func post(
+    offer: String, to endpoint: URL, token: String?, timeout: Duration, server: String = "WHIP endpoint"
+  ) async throws(RevueError) -> (answer: String, resource: URL) {
     var request = URLRequest(url: endpoint, timeoutInterval: Double(timeout.components.seconds) + 1)
     request.httpMethod = "POST"
     request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
@@ -678,16 +681,16 @@ enum WHIPExchange {
     guard response.statusCode == 201 else {
       throw RevueError(
         .network,
-        "the WHIP endpoint \(shown) answered \(response.statusCode)"
+        "the \(server) \(shown) answered \(response.statusCode)"
           + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(quoted)")
     }
     guard text.hasPrefix("v=0") else {
-      throw RevueError(.network, "the WHIP endpoint \(shown) answered 201 without an SDP answer: \(quoted)")
+      throw RevueError(.network, "the \(server) \(shown) answered 201 without an SDP answer: \(quoted)")
     }
     guard let location = response.value(forHTTPHeaderField: "Location"),
       let resource = URL(string: location, relativeTo: endpoint)?.absoluteURL
     else {
-      throw RevueError(.network, "the WHIP endpoint \(shown) answered 201 without a Location")
+      throw RevueError(.network, "the \(server) \(shown) answered 201 without a Location")
     }
     return (text, resource)
   }
@@ -695,13 +698,16 @@ enum WHIPExchange {
   /// Refuses to send `token` over plain `http://` to another machine: only `https://`, or
   /// `http://` to this one (`localhost`, `127.0.0.0/8`, `::1`, as browsers take for secure).
   /// - Throws: ``RevueError`` (`.invalidInput`), before anything is sent.
-  static func checkToken(_ token: String?, for endpoint: URL) throws(RevueError) {
-    guard token != nil, endpoint.scheme == "http" || endpoint.scheme == "whip+http" else { return }
+  /// - Parameter name: `WHIP` or `WHEP`, as messages and schemes say it.
+  static func checkToken(_ token: String?, for endpoint: URL, as name: String = "WHIP") throws(RevueError) {
+    let scheme = name.lowercased()
+    guard token != nil, endpoint.scheme == "http" || endpoint.scheme == "\(scheme)+http" else { return }
     let host = (endpoint.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
     guard !isLoopback(host) else { return }
     throw RevueError(
       .invalidInput,
-      "the WHIP token is not sent over plain http to \(host): use whip+https:// (plain http only to this machine)")
+      "the \(name) token is not sent over plain http to \(host): use \(scheme)+https:// (plain http only to this machine)"
+    )
   }
 
   /// Whether `host` names this machine: `localhost`, an address of `127.0.0.0/8`, or `::1`.
@@ -721,9 +727,9 @@ enum WHIPExchange {
     return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
   }
 
-  /// DELETEs the session at `resource`; a failure is logged (the endpoint ends it on its own
-  /// when the connection goes).
-  static func delete(_ resource: URL, token: String?) async {
+  /// DELETEs the session at `resource`; a failure is logged under `category` (the endpoint ends
+  /// it on its own when the connection goes).
+  static func delete(_ resource: URL, token: String?, category: String = "WHIP") async {
     var request = URLRequest(url: resource, timeoutInterval: 5)
     request.httpMethod = "DELETE"
     if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
@@ -731,10 +737,10 @@ enum WHIPExchange {
     do {
       let (_, response) = try await send(request, "DELETE \(shown)", within: .seconds(5))
       if !(200..<300).contains(response.statusCode) {
-        RevueLog.log(.warning, "WHIP", "DELETE \(shown) answered \(response.statusCode)")
+        RevueLog.log(.warning, category, "DELETE \(shown) answered \(response.statusCode)")
       }
     } catch {
-      RevueLog.log(.warning, "WHIP", "\(error)")
+      RevueLog.log(.warning, category, "\(error)")
     }
   }
 
