@@ -55,16 +55,21 @@ struct SDPMedia: Sendable, Hashable {
   /// - Throws: ``RevueError`` naming the line of a malformed media, rtpmap or fmtp line, a
   ///   payload type that is not a number from 0 to 127, a section with no codec Revue decodes,
   ///   or an SRTP section without a usable `a=crypto` key (never quoting the key).
-  /// - Parameter preferred: the video codec a video section takes when it offers it, whatever
-  ///   its place (a WebRTC viewer's offer lists every codec its browser decodes).
-  static func parse(_ sdp: String, preferring preferred: VideoCodec? = nil) throws(RevueError) -> [SDPMedia] {
+  /// - Parameters:
+  ///   - preferred: the video codec a video section takes when it offers it, whatever its
+  ///     place (a WebRTC viewer's offer lists every codec its browser decodes).
+  ///   - bundled: whether sections may have port 0: a WebRTC offer's sections bundled on the
+  ///     first one's transport (webrtcbin's offers do so); an RTP session's may not.
+  static func parse(_ sdp: String, preferring preferred: VideoCodec? = nil, bundled: Bool = false) throws(RevueError)
+    -> [SDPMedia]
+  {
     var sections: [Section] = []
     for (index, raw) in sdp.split(whereSeparator: \.isNewline).enumerated() {
       let line = raw.trimmingCharacters(in: .whitespaces)
       let number = index + 1
       if line.hasPrefix("m=") {
         let fields = line.dropFirst(2).split(separator: " ")
-        guard fields.count >= 4, let port = Int(fields[1]), port > 0, port < 65_535 else {
+        guard fields.count >= 4, let port = Int(fields[1]), port > 0 || (bundled && port == 0), port < 65_535 else {
           throw RevueError(.invalidInput, "SDP line \(number): malformed media line '\(line)'")
         }
         let rtp = fields[2].uppercased().contains("RTP/")
@@ -164,7 +169,14 @@ struct SDPMedia: Sendable, Hashable {
     var formats = section.formats
     if let preferred, section.media == "video" {
       let name = preferred == .vp8 ? "VP8" : "H264"
+      // H.264 as Revue sends it first: fragmented (packetization mode 1), constrained baseline.
+      let rank = { (type: Int) -> Int in
+        let values = section.parameters[type]?.values ?? [:]
+        let profile = values["profile-level-id"]?.lowercased() ?? ""
+        return (values["packetization-mode"] == "1" ? 0 : 2) + (profile.hasPrefix("42e0") ? 0 : 1)
+      }
       let first = formats.filter { section.maps[$0]?.name.uppercased() == name }
+        .enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
       formats = first + formats.filter { !first.contains($0) }
     }
     for type in formats {

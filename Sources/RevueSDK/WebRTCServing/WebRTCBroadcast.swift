@@ -285,7 +285,7 @@ public final class WebRTCBroadcast: Sendable {
   private func connect(offer: String, routes: Routes) async -> HTTPServer.Response {
     let media: [SDPMedia]
     do {
-      media = try SDPMedia.parse(offer, preferring: codec)
+      media = try SDPMedia.parse(offer, preferring: codec, bundled: true)
     } catch {
       refused()
       return .text(400, "malformed offer: \(error.message)")
@@ -399,8 +399,13 @@ public final class WebRTCBroadcast: Sendable {
       pipeline = MediaPipeline(name: "webrtc-encoder") { fault in status.report(fault) }
       do {
         var chain = try encoder.chain()
-        // Each viewer payloads the frames with its own payload type.
+        // Each viewer payloads the frames with its own payload type. H.264 goes as a byte
+        // stream, its parameter sets before each keyframe: as `avc` (what h264parse makes for an
+        // appsink) the viewers' rtph264pay refused the caps ("failed to set sps/pps").
         chain.elements.removeLast()
+        if encoder.codec == .h264 {
+          chain.elements.append(try .caps("video/x-h264", ["stream-format": "byte-stream", "alignment": "au"]))
+        }
         let branch = try pipeline.addMedia(
           from: video.feed, source: SourceFeed.source(), branches: [("video", chain + [Self.sink("video-out")])])[0]
         guard let sink = branch.element(named: "video-out") as? AppSink, let output = sink.staticPad("sink")?.peer
@@ -434,13 +439,17 @@ public final class WebRTCBroadcast: Sendable {
     }
 
     /// Hands each encoded frame of `sink` to `medium`'s viewers, with its capture time (its
-    /// running time in the encoder's pipeline plus the pipeline's base time).
+    /// running time in the encoder's pipeline plus the pipeline's base time). The running time
+    /// comes from the sample's segment: x264enc's starts at 1000 hours, and its PTS taken as a
+    /// running time put every H.264 frame 1000 hours late at the viewers, which sent nothing.
     private static func deliver(from sink: AppSink, in pipeline: MediaPipeline, to medium: Medium) {
       let owner = pipeline.pipeline
       sink.setCallbacks(newSample: { [weak owner] sample in
-        guard let owner, var buffer = sample.buffer, let caps = sample.caps else { return }
-        buffer.stampCaptureTime(baseTime: owner.baseTime)
-        medium.deliver(buffer, caps: caps, captured: buffer.pts)
+        guard let owner, let buffer = sample.buffer, let caps = sample.caps, let pts = buffer.pts,
+          let running = sample.runningTime(of: pts)
+        else { return }
+        let captured = ClockTime(nanoseconds: running.nanoseconds &+ owner.baseTime.nanoseconds)
+        medium.deliver(buffer, caps: caps, captured: captured)
       })
     }
 
@@ -462,6 +471,8 @@ public final class WebRTCBroadcast: Sendable {
     /// the last is held to the end of the 250 ms, not dropped (the viewer may have joined in the
     /// middle of that keyframe).
     func viewerJoined() { keyframes.join() }
+
+    /// Stops the encoders.
     func stop() { pipeline.stop() }
   }
 
@@ -476,7 +487,9 @@ public final class WebRTCBroadcast: Sendable {
     private let feeds: [(Encoder.Medium, SourceFeed)]
     private let ended: @Sendable (Viewer) -> Void
     private let closed = Atomic(false)
-    private let lastRTCP = Mutex(ContinuousClock.now)
+    /// When the viewer's RTCP last came, the longest wait between two of its packets (nil
+    /// before the second), and how many came.
+    private let rtcp = Mutex<(last: ContinuousClock.Instant, longestGap: Duration?, packets: Int)>((.now, nil, 0))
     private let started = Date()
 
     /// The session now.
@@ -569,6 +582,12 @@ public final class WebRTCBroadcast: Sendable {
             ])
       ])
       try caps.setField("ssrc", ssrc)
+      if video == .h264 {
+        // As the offers say it (a browser offers each profile in both modes): the encoder's
+        // constrained baseline, level 3.1, in single NAL units and fragments.
+        try caps.setField("packetization-mode", "1")
+        try caps.setField("profile-level-id", "42e01f")
+      }
       return caps
     }
 
@@ -589,18 +608,29 @@ public final class WebRTCBroadcast: Sendable {
       }
     }
 
-    /// Ends the session when its connection fails or closes, or its RTCP stops for 3 s (a tab
-    /// closed without a DELETE, a network gone: `webrtcbin` checks no ICE consent).
+    /// Ends the session when its connection fails or closes, or its RTCP stops (a tab closed
+    /// without a DELETE, a network gone: `webrtcbin` checks no ICE consent) for
+    /// ``silence(longestGap:)``.
     private func watch() {
       webrtc.onStateChange("connection-state") { [weak self] state in
         if state == "failed" || state == "closed" { self?.end() }
       }
-      lastRTCP.withLock { $0 = .now }
-      _ = webrtc.onRTCPReceived { [weak self] in self?.lastRTCP.withLock { $0 = .now } }
+      rtcp.withLock { $0 = (.now, nil, 0) }
+      _ = webrtc.onRTCPReceived { [weak self] in
+        let now = ContinuousClock.now
+        self?.rtcp.withLock { rtcp in
+          if rtcp.packets > 0 { rtcp.longestGap = max(rtcp.longestGap ?? .zero, now - rtcp.last) }
+          rtcp.last = now
+          rtcp.packets += 1
+        }
+      }
       Task { [weak self] in
         while let viewer = self, !viewer.closed.load(ordering: .relaxed) {
-          if ContinuousClock.now - viewer.lastRTCP.withLock({ $0 }) > Viewer.silence {
-            RevueLog.log(.info, "WebRTC", "viewer \(viewer.id.prefix(8)) gone: no RTCP for 3 s")
+          let (last, longestGap, _) = viewer.rtcp.withLock { $0 }
+          let silence = ContinuousClock.now - last
+          if silence > Viewer.silence(longestGap: longestGap) {
+            let seconds = String(format: "%.1f", Double(silence / .milliseconds(1)) / 1000)
+            RevueLog.log(.info, "WebRTC", "viewer \(viewer.id.prefix(8)) gone: no RTCP for \(seconds) s")
             viewer.end()
             return
           }
@@ -609,9 +639,16 @@ public final class WebRTCBroadcast: Sendable {
       }
     }
 
-    /// How long a viewer may send no RTCP before its session ends (receivers report every
-    /// second or so).
-    static let silence = Duration.seconds(3)
+    /// How long a viewer may send no RTCP before its session ends, given the longest wait
+    /// between two of its RTCP packets so far (nil before its second): 3 s for one that reports
+    /// every second or so (browsers, aiortc), so a closed tab is gone within 5 s; 2.5 times its
+    /// longest wait for one that reports less often (`webrtcbin`'s players report every 5 s, as
+    /// RFC 3550 says, and were ended after 3 s); 6 s before its second packet (a viewer that
+    /// leaves before then is ended 6 s after its first).
+    static func silence(longestGap: Duration?) -> Duration {
+      guard let longestGap else { return .seconds(6) }
+      return max(.seconds(3), longestGap * 2.5)
+    }
 
     /// Whether the session has ended.
     var hasEnded: Bool { closed.load(ordering: .relaxed) }
