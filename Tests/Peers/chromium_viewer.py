@@ -345,57 +345,47 @@ async def watch(options, evaluate, elapsed, alive):
         )
 
 
-class Run:
-    def __init__(self, options):
+class BrowserRun:
+    """What a run shares whichever the browser: its process, in a process group of its own (killed
+    on every exit, and by the kernel should this script be killed), its standard error read for
+    the line that says where its endpoint listens (LISTENING, one group: the URL), its profile
+    directory, removed at the end."""
+
+    LISTENING = None
+
+    def __init__(self, options, name):
         self.options = options
+        self.name = name
         self.browser = None
-        self.profile = tempfile.mkdtemp(prefix="revue-chromium-")
+        self.profile = tempfile.mkdtemp(prefix=f"revue-{name}-")
         self.started = time.monotonic()
         self.stderr_tail = []
-        self.devtools_url = None
-        self.devtools = None
-        self.sessions = []
+        self.endpoint_url = None
+        self.http = None
 
     def elapsed(self):
         return round(time.monotonic() - self.started, 3)
 
-    async def launch(self):
-        binary = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    async def start(self, binary, arguments, env=None):
+        """Starts `binary` with `arguments` once it exists (apt may still be installing it)."""
         await wait_for(lambda: os.access(binary, os.X_OK), self.options.deadline, f"{binary} to exist", 0.5)
         self.started = time.monotonic()
         self.browser = await asyncio.create_subprocess_exec(
             binary,
-            *FLAGS,
-            f"--user-data-dir={self.profile}",
-            "about:blank",
+            *arguments,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
             preexec_fn=die_with_parent,
+            env=env,
         )
         asyncio.ensure_future(self.drain())
-        port_file = os.path.join(self.profile, "DevToolsActivePort")
 
-        def listening():
-            if self.devtools_url:
-                return self.devtools_url
-            if self.browser.returncode is not None:
-                raise Failure(f"chromium exited with status {self.browser.returncode}")
-            try:
-                port, path = open(port_file).read().split("\n")[:2]
-                return f"ws://127.0.0.1:{int(port)}{path}"
-            except (OSError, ValueError):
-                return None
-
-        url = await wait_for(listening, self.options.deadline, "chromium's DevTools to listen")
-        session = aiohttp.ClientSession()
-        self.http = session
-        try:
-            websocket = await asyncio.wait_for(session.ws_connect(url, max_msg_size=0), self.options.deadline)
-        except asyncio.TimeoutError:
-            raise Timeout("no DevTools connection") from None
-        return DevTools(websocket, self.options.deadline)
+    def exited(self):
+        """Raises Failure once the browser has exited."""
+        if self.browser.returncode is not None:
+            raise Failure(f"{self.name} exited with status {self.browser.returncode}")
 
     async def drain(self):
         while True:
@@ -403,13 +393,13 @@ class Run:
             if not line:
                 return
             text = line.decode(errors="replace").rstrip()
-            found = re.search(r"DevTools listening on (ws://\S+)", text)
+            found = re.search(self.LISTENING, text)
             if found:
-                self.devtools_url = found.group(1)
+                self.endpoint_url = found.group(1)
             self.stderr_tail = (self.stderr_tail + [text])[-40:]
 
     def kill(self):
-        # The whole group, even when the browser itself has exited: its renderers may not have.
+        # The whole group, even when the browser itself has exited: its other processes may not have.
         if self.browser:
             try:
                 os.killpg(self.browser.pid, signal.SIGKILL)
@@ -423,9 +413,42 @@ class Run:
                 await asyncio.wait_for(self.browser.wait(), 10)
             except asyncio.TimeoutError:
                 pass
-        if getattr(self, "http", None):
+        if self.http:
             await self.http.close()
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+class Run(BrowserRun):
+    LISTENING = r"DevTools listening on (ws://\S+)"
+
+    def __init__(self, options):
+        super().__init__(options, "chromium")
+        self.devtools = None
+        self.sessions = []
+
+    async def launch(self):
+        await self.start(
+            os.environ.get("CHROMIUM", "/usr/bin/chromium"), [*FLAGS, f"--user-data-dir={self.profile}", "about:blank"]
+        )
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+
+        def listening():
+            if self.endpoint_url:
+                return self.endpoint_url
+            self.exited()
+            try:
+                port, path = open(port_file).read().split("\n")[:2]
+                return f"ws://127.0.0.1:{int(port)}{path}"
+            except (OSError, ValueError):
+                return None
+
+        url = await wait_for(listening, self.options.deadline, "chromium's DevTools to listen")
+        self.http = aiohttp.ClientSession()
+        try:
+            websocket = await asyncio.wait_for(self.http.ws_connect(url, max_msg_size=0), self.options.deadline)
+        except asyncio.TimeoutError:
+            raise Timeout("no DevTools connection") from None
+        return DevTools(websocket, self.options.deadline)
 
     async def screenshot(self):
         """Viewer 0's tab as a PNG at --screenshot, when asked for and the tab is there."""

@@ -25,16 +25,11 @@ import asyncio
 import base64
 import json
 import os
-import re
-import shutil
 import signal
-import subprocess
-import tempfile
-import time
 
 import aiohttp
 
-from chromium_viewer import Failure, Timeout, arguments, die_with_parent, drive, emit, note, wait_for, watch
+from chromium_viewer import BrowserRun, Failure, Timeout, arguments, drive, emit, note, wait_for, watch
 
 PREFS = {
     # Sound without a gesture: audible autoplay allowed (0), whatever the user activation. Without
@@ -142,49 +137,29 @@ class BiDi:
         return remote_value(result.get("result", {}))
 
 
-class Run:
+class Run(BrowserRun):
+    LISTENING = r"WebDriver BiDi listening on (ws://\S+)"
+
     def __init__(self, options):
-        self.options = options
-        self.browser = None
-        self.profile = tempfile.mkdtemp(prefix="revue-firefox-")
-        self.started = time.monotonic()
-        self.stderr_tail = []
-        self.bidi_url = None
+        super().__init__(options, "firefox")
         self.bidi = None
-        self.http = None
         self.contexts = []
 
-    def elapsed(self):
-        return round(time.monotonic() - self.started, 3)
-
     async def launch(self):
-        binary = os.environ.get("FIREFOX", "/usr/bin/firefox-esr")
-        await wait_for(lambda: os.access(binary, os.X_OK), self.options.deadline, f"{binary} to exist", 0.5)
         with open(os.path.join(self.profile, "user.js"), "w") as file:
             for name, value in PREFS.items():
                 file.write(f"user_pref({json.dumps(name)}, {json.dumps(value)});\n")
-        self.started = time.monotonic()
-        self.browser = await asyncio.create_subprocess_exec(
-            binary,
-            *FLAGS,
-            "--profile",
-            self.profile,
-            "about:blank",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
+        await self.start(
+            os.environ.get("FIREFOX", "/usr/bin/firefox-esr"),
+            [*FLAGS, "--profile", self.profile, "about:blank"],
             env={**os.environ, "MOZ_CRASHREPORTER_DISABLE": "1"},
         )
-        asyncio.ensure_future(self.drain())
 
         def listening():
             # Firefox prints "WebDriver BiDi listening on ws://HOST:PORT" once its endpoint listens.
-            if self.bidi_url:
-                return self.bidi_url
-            if self.browser.returncode is not None:
-                raise Failure(f"firefox exited with status {self.browser.returncode}")
+            if self.endpoint_url:
+                return self.endpoint_url
+            self.exited()
             return None
 
         url = await wait_for(listening, self.options.deadline, "firefox's WebDriver BiDi to listen")
@@ -199,24 +174,9 @@ class Run:
         await bidi.call("session.new", {"capabilities": {}})
         return bidi
 
-    async def drain(self):
-        while True:
-            line = await self.browser.stderr.readline()
-            if not line:
-                return
-            text = line.decode(errors="replace").rstrip()
-            found = re.search(r"WebDriver BiDi listening on (ws://\S+)", text)
-            if found:
-                self.bidi_url = found.group(1)
-            self.stderr_tail = (self.stderr_tail + [text])[-40:]
-
     def kill(self):
-        # The whole group, even when the browser itself has exited: its content processes may not have.
+        super().kill()
         if self.browser:
-            try:
-                os.killpg(self.browser.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.kill_crash_helper()
 
     def kill_crash_helper(self):
@@ -236,17 +196,6 @@ class Run:
                     os.kill(int(entry), signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-
-    async def close(self):
-        self.kill()
-        if self.browser:
-            try:
-                await asyncio.wait_for(self.browser.wait(), 10)
-            except asyncio.TimeoutError:
-                pass
-        if self.http:
-            await self.http.close()
-        shutil.rmtree(self.profile, ignore_errors=True)
 
     async def screenshot(self):
         """Viewer 0's window as a PNG at --screenshot, when asked for and the window is there."""

@@ -44,10 +44,13 @@ public struct Sample: Sendable {
   ///
   /// The corresponding C functions are `gst_sample_get_segment` and `gst_segment_to_running_time`.
   public func runningTime(of time: ClockTime) -> ClockTime? {
-    guard let segment = gst_sample_get_segment(storage.pointer), segment.pointee.format == GST_FORMAT_TIME else {
+    // Qualified: unqualified, the constant did not resolve in this file in a clean build (a
+    // fresh module cache), though it did in an incremental one.
+    guard let segment = gst_sample_get_segment(storage.pointer), segment.pointee.format == CGStreamer.GST_FORMAT_TIME
+    else {
       return nil
     }
-    let running = UInt64(gst_segment_to_running_time(segment, GST_FORMAT_TIME, guint64(time.nanoseconds)))
+    let running = UInt64(gst_segment_to_running_time(segment, CGStreamer.GST_FORMAT_TIME, guint64(time.nanoseconds)))
     return running == UInt64.max ? nil : ClockTime(nanoseconds: running)
   }
 }
