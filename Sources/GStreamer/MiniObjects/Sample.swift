@@ -39,18 +39,15 @@ public struct Sample: Sendable {
   public var caps: Caps? { gst_sample_get_caps(storage.pointer).map { Caps(retaining: $0) } }
 
   /// `time` (the PTS of the sample's buffer, say) as a running time in the sample's segment; nil
-  /// without a time segment or outside it. A buffer's PTS is a running time only in a segment
-  /// that starts at 0: encoders that reorder frames (x264enc) start theirs at 1000 hours.
+  /// without a segment or outside it. A buffer's PTS is a running time only in a segment that
+  /// starts at 0: encoders that reorder frames (x264enc) start theirs at 1000 hours.
   ///
   /// The corresponding C functions are `gst_sample_get_segment` and `gst_segment_to_running_time`.
   public func runningTime(of time: ClockTime) -> ClockTime? {
-    // Qualified: unqualified, the constant did not resolve in this file in a clean build (a
-    // fresh module cache), though it did in an incremental one.
-    guard let segment = gst_sample_get_segment(storage.pointer), segment.pointee.format == CGStreamer.GST_FORMAT_TIME
-    else {
-      return nil
-    }
-    let running = UInt64(gst_segment_to_running_time(segment, CGStreamer.GST_FORMAT_TIME, guint64(time.nanoseconds)))
+    // In the segment's own format (an appsink's is time): `GST_FORMAT_TIME` named here did not
+    // resolve in a clean build (a fresh module cache), qualified or not.
+    guard let segment = gst_sample_get_segment(storage.pointer) else { return nil }
+    let running = UInt64(gst_segment_to_running_time(segment, segment.pointee.format, guint64(time.nanoseconds)))
     return running == UInt64.max ? nil : ClockTime(nanoseconds: running)
   }
 }
