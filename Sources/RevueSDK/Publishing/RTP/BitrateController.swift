@@ -57,9 +57,8 @@ public enum BitrateChangeReason: Sendable, Hashable, CustomStringConvertible {
 ///   ``calmWindow``: then the path has grown, and growth is fast (``increasePerSecond``), so
 ///   that a stream cut to a sixth climbs back within ten seconds when the link clears;
 /// - the encoder is asked for the target less what the stream has lately sent above what its
-///   encoder was asked for (retransmissions, headers, rate-control overshoot), or more when it
-///   sent less (an encoder's rate control that undershoots), so that what is sent, not what is
-///   encoded, is the target.
+///   encoder was asked for (retransmissions, headers, rate-control overshoot), so that what is
+///   sent, not what is encoded, is the target.
 ///
 /// Pure and deterministic: no clock is read and nothing is set; the time of each report is
 /// given. docs/congestion-control.md has the reasoning, the measurements behind each constant
@@ -154,14 +153,6 @@ struct BitrateController: Sendable {
   static let headroom = 2.0
   /// The most the encoder's bitrate is lowered below the target for the stream's overshoot.
   static let largestOvershoot = 1.4
-  /// The least share of what it is asked for an encoder is taken to send, and so the most it
-  /// is raised above the target for sending less: VP8 sends 0.80–0.90 of a target of
-  /// 110–180 kb/s. Taken as sending all of it, the stream never reached its target, growth
-  /// (bounded by what arrived) stopped below it while each decrease went below what arrived,
-  /// and a capped stream's target eroded from 200 to 57 kb/s in 12 s. No less than this: a
-  /// still scene sends far less than any target, and a scene that starts to move would then
-  /// send that much more than the target at once.
-  static let largestUndershoot = 0.75
   /// How much of each report's overshoot goes into the smoothed one.
   static let overshootSmoothing = 0.3
   /// The longest time between reports an increase counts (a stream that went quiet does not
@@ -190,14 +181,13 @@ struct BitrateController: Sendable {
   private(set) var halvesFrameRate = false
   /// What the encoder is asked for: ``target`` divided by how far the stream's packets
   /// (retransmissions, headers and the encoder's own overshoot included) have lately come out
-  /// above (or below) what the encoder was asked for, so that what is sent is the target; at
-  /// the ceiling, the ceiling itself (a path that is not limiting changes nothing to the
-  /// encoder's settings), and never more.
+  /// above what the encoder was asked for, so that what is sent is the target; at the ceiling,
+  /// the ceiling itself (a path that is not limiting changes nothing to the encoder's settings).
   var encoderBitrate: Int {
-    target >= ceiling ? ceiling : min(ceiling, max(floor, Int((Double(target) / overshoot).rounded())))
+    target >= ceiling ? ceiling : max(floor, Int((Double(target) / overshoot).rounded()))
   }
   /// How far the stream sent above what the encoder was asked for, smoothed over the reports:
-  /// ``largestUndershoot`` (it sent less) to ``largestOvershoot``.
+  /// 1 (no more) to ``largestOvershoot``.
   private(set) var overshoot = 1.0
   /// The rate the receiver got over the interval before the latest report, in bits per
   /// second; nil before two reports.
@@ -211,8 +201,9 @@ struct BitrateController: Sendable {
   private(set) var packetRate = 0.0
   /// The previous report that counted.
   private var previous: Report?
-  /// The reports of the latest ``lossWindow`` and the one before it, oldest first.
-  private var window: [Report] = []
+  /// The reports of the latest ``lossWindow`` and the one before it, oldest first: when, and
+  /// the receiver's cumulative lost count and highest sequence number.
+  private var lossHistory: [(time: Duration, lost: Int, highest: UInt32)] = []
   /// Whether the latest report showed a queue (over ``queueingHold``): loss and bursts of
   /// retransmission requests are congestion then.
   private var queueing = false
@@ -269,8 +260,7 @@ struct BitrateController: Sendable {
       roundTrips.append(roundTrip)
       if roundTrips.count > Self.roundTripWindow { roundTrips.removeFirst() }
     }
-    let windowStart = keepWindow(report)
-    let windowLoss = windowStart.map { lossFraction(since: $0, report) } ?? 0
+    let windowLoss = lossOverWindow(report)
     guard let previous else {
       // The first report: nothing to measure a rate over yet, nor a queue; heavy loss still
       // cuts by libwebrtc's rule.
@@ -285,16 +275,9 @@ struct BitrateController: Sendable {
     packetRate = Double(packetsSent) / seconds
     // What the encoder was asked for over the interval is what it was set to at its start.
     let sentRate = Double(report.bytesSent - previous.bytesSent) * 8 / seconds
-    overshoot +=
-      (min(Self.largestOvershoot, max(Self.largestUndershoot, sentRate / Double(before.0))) - overshoot)
-      * Self.overshootSmoothing
-    let received = receivedRate(since: previous, report)
+    overshoot += (min(Self.largestOvershoot, max(1, sentRate / Double(before.0))) - overshoot) * Self.overshootSmoothing
+    let received = receivedRate(since: previous, report, packetsSent: packetsSent, seconds: seconds)
     self.received = received
-    // Decreases go under what arrived over the latest report or the window, whichever is more:
-    // a report of 250 ms through a queue counts a few packets, and one that counted 53 kb/s of
-    // a 200 kb/s stream took its target to 45 kb/s; the window alone counts the quiet frames
-    // between two keyframes, when the keyframe's report shows what the path carries.
-    let arrived = max(received, windowStart.map { receivedRate(since: $0, report) } ?? 0)
     let least = roundTrips.min()
     let latestQueueing = report.roundTrip.flatMap { roundTrip in least.map { roundTrip - $0 } }
     let lastingQueueing = report.roundTrip.flatMap { _ in least.map { roundTrips.suffix(2).min()! - $0 } }
@@ -308,11 +291,11 @@ struct BitrateController: Sendable {
 
     if (report.fractionLost > Self.decreaseAboveLoss && queueing) || windowLoss > Self.heavyLoss {
       let lost = max(report.fractionLost, windowLoss)
-      if mayDecrease, decrease(to: arrived * Self.lossBackoff, .loss(lost), at: report.time) {
+      if mayDecrease, decrease(to: received * Self.lossBackoff, .loss(lost), at: report.time) {
         lastReportedDecrease = report.time
       }
     } else if let lastingQueueing, let roundTrip = report.roundTrip, lastingQueueing > Self.queueingThreshold {
-      let cut = max(arrived * Self.delayBackoff, Double(target) * Self.delayFloor)
+      let cut = max(received * Self.delayBackoff, Double(target) * Self.delayFloor)
       if mayDecrease, decrease(to: cut, .delay(roundTrip), at: report.time) {
         lastReportedDecrease = report.time
       }
@@ -333,18 +316,16 @@ struct BitrateController: Sendable {
     return (encoderBitrate, halvesFrameRate) != before
   }
 
-  /// Keeps `report` in the window; returns the window's start, the latest report at least
-  /// ``lossWindow`` before it (nil while the reports span less).
-  private mutating func keepWindow(_ report: Report) -> Report? {
-    window.append(report)
-    while window.count > 2, report.time - window[1].time >= Self.lossWindow { window.removeFirst() }
-    return report.time - window[0].time >= Self.lossWindow ? window[0] : nil
-  }
-
-  /// The fraction of packets lost between two reports, from the receiver's cumulative counts.
-  private func lossFraction(since start: Report, _ report: Report) -> Double {
-    let expected = Int(report.highestSequence &- start.highestSequence)
-    return expected > 0 ? Double(max(0, report.packetsLost - start.packetsLost)) / Double(expected) : 0
+  /// The fraction of packets lost over the latest ``lossWindow`` (or since the first report),
+  /// from the receiver's cumulative counts; keeps the window's reports.
+  private mutating func lossOverWindow(_ report: Report) -> Double {
+    lossHistory.append((report.time, report.packetsLost, report.highestSequence))
+    // The oldest kept is the latest at least a window before this report.
+    while lossHistory.count > 2, report.time - lossHistory[1].time >= Self.lossWindow { lossHistory.removeFirst() }
+    let oldest = lossHistory[0]
+    guard report.time - oldest.time >= Self.lossWindow else { return 0 }
+    let expected = Int(report.highestSequence &- oldest.highest)
+    return expected > 0 ? Double(max(0, report.packetsLost - oldest.lost)) / Double(expected) : 0
   }
 
   /// Takes in a retransmission request (an RTCP NACK) for packet `sequence` that came at
@@ -399,10 +380,7 @@ struct BitrateController: Sendable {
   /// what was sent), each counted as the bytes the sender sent in the interval per media packet
   /// sent (so that retransmissions, which have sequence numbers of their own, count in the
   /// share that media packets got through).
-  private func receivedRate(since previous: Report, _ report: Report) -> Double {
-    let packetsSent = report.packetsSent - previous.packetsSent
-    let seconds = Double((report.time - previous.time) / .microseconds(1)) / 1e6
-    guard packetsSent > 0, seconds > 0 else { return 0 }
+  private func receivedRate(since previous: Report, _ report: Report, packetsSent: Int, seconds: Double) -> Double {
     let advance = Int(report.highestSequence &- previous.highestSequence)
     let lost = report.packetsLost - previous.packetsLost
     let media = max(1, packetsSent - max(0, report.packetsRetransmitted - previous.packetsRetransmitted))
