@@ -513,6 +513,18 @@ final class RTPReceiver: Sendable {
   /// Whether the sender's latest full report says its track is muted.
   var isMutedBySender: Bool { counters.value.withLock { $0.muted } }
 
+  /// Bits per second from `read` (the bytes counted and the time at the previous read of a
+  /// receiver's statistics) to `bytes` at `now`, 0 for no time; `read` becomes `bytes` at `now`,
+  /// the start of the next interval.
+  static func bitrate(
+    of bytes: Int, since read: inout (bytes: Int, time: ContinuousClock.Instant), at now: ContinuousClock.Instant
+  ) -> Double {
+    let elapsed = now - read.time
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    defer { read = (bytes, now) }
+    return seconds > 0 ? Double(bytes - read.bytes) * 8 / seconds : 0
+  }
+
   /// An unsigned counter property of `element`; 0 without the element.
   private static func count(_ property: String, of element: Element?) -> Int {
     guard let element, case .uint(let value)? = try? element.property(property) else { return 0 }
@@ -528,10 +540,7 @@ final class RTPReceiver: Sendable {
       Int(decoderStats?.get("recv-drop-count", as: UInt.self) ?? 0) + (decoderStreams?.dropped ?? 0)
     let now = ContinuousClock.now
     return counters.value.withLock { counters in
-      let elapsed = now - counters.read.time
-      let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-      let bitrate = seconds > 0 ? Double(counters.bytes - counters.read.bytes) * 8 / seconds : 0
-      counters.read = (counters.bytes, now)
+      let bitrate = Self.bitrate(of: counters.bytes, since: &counters.read, at: now)
       let latencies = counters.latencies
       counters.latencies = (0, 0)
       return RemoteVideoTrack.Statistics(

@@ -85,16 +85,10 @@ final class WHEPSession: Sendable {
   /// `http(s)://…` for `whep+http(s)://…` and `http(s)://…`.
   /// - Throws: ``RevueError`` (`.invalidInput`) for another scheme or no host.
   static func httpURL(_ url: URL) throws(RevueError) -> URL {
-    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = url.scheme,
-      ["whep+https", "whep+http", "https", "http"].contains(scheme), url.host?.isEmpty == false
-    else {
-      throw RevueError(
-        .invalidInput,
-        "cannot watch '\(WHIPPublication.redacted(url))': use https://HOST/PATH (or http:// for a local server;"
-          + " whep+https:// and whep+http:// are taken too)")
+    try WHIPExchange.httpURL(url, scheme: "whep") {
+      "cannot watch '\(WHIPPublication.redacted(url))': use https://HOST/PATH (or http:// for a local server;"
+        + " whep+https:// and whep+http:// are taken too)"
     }
-    components.scheme = scheme.replacingOccurrences(of: "whep+", with: "")
-    return components.url!
   }
 
   /// What an answer sends this viewer: the codec of its video section (the first of its
@@ -502,10 +496,7 @@ final class WHEPSession: Sendable {
       func count(_ field: String) -> Int { Int(stats?.get(field, as: UInt.self) ?? 0) }
       let now = ContinuousClock.now
       return counters.value.withLock { counters in
-        let elapsed = now - counters.read.time
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let bitrate = seconds > 0 ? Double(counters.bytes - counters.read.bytes) * 8 / seconds : 0
-        counters.read = (counters.bytes, now)
+        let bitrate = RTPReceiver.bitrate(of: counters.bytes, since: &counters.read, at: now)
         return RemoteVideoTrack.Statistics(
           framesDecoded: counters.frames, packetsReceived: counters.packets, bytesReceived: counters.bytes,
           invalidPackets: 0, packetsLost: count("num-lost"), nacksSent: count("rtx-count"),

@@ -205,15 +205,9 @@ public final class WHIPPublication: Sendable {
 
   /// `http(s)://…` for `whip+http(s)://…` and `http(s)://…`.
   static func httpURL(_ url: URL) throws(RevueError) -> URL {
-    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = url.scheme,
-      ["whip+https", "whip+http", "https", "http"].contains(scheme), url.host?.isEmpty == false
-    else {
-      throw RevueError(
-        .invalidInput,
-        "cannot publish to '\(redacted(url))': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)")
+    try WHIPExchange.httpURL(url, scheme: "whip") {
+      "cannot publish to '\(redacted(url))': use whip+https://HOST/PATH (or whip+http:// for a local endpoint)"
     }
-    components.scheme = scheme.replacingOccurrences(of: "whip+", with: "")
-    return components.url!
   }
 
   /// The sender: the tracks' frames and audio, encoded, into `webrtcbin`.
@@ -659,6 +653,19 @@ private struct SimulcastSender: Sendable {
 /// The HTTP side of WHIP (RFC 9725), and of WHEP, whose exchange is the same with the offer
 /// coming from the viewer.
 enum WHIPExchange {
+  /// `http(s)://…` for `SCHEME+http(s)://…` (`whip+https://…`, `whep+http://…`) and for
+  /// `http(s)://…` itself, with a host.
+  /// - Throws: ``RevueError`` (`.invalidInput`) with `refusal` for any other URL.
+  static func httpURL(_ url: URL, scheme prefix: String, refusal: () -> String) throws(RevueError) -> URL {
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let given = url.scheme,
+      url.host?.isEmpty == false
+    else { throw RevueError(.invalidInput, refusal()) }
+    let scheme = given.hasPrefix(prefix + "+") ? String(given.dropFirst(prefix.count + 1)) : given
+    guard scheme == "https" || scheme == "http" else { throw RevueError(.invalidInput, refusal()) }
+    components.scheme = scheme
+    return components.url!
+  }
+
   /// POSTs `offer` to `endpoint`; returns the answer and the session's URL.
   /// - Parameter server: what messages call the server: `WHIP endpoint` or `WHEP server`.
   /// - Throws: ``RevueError`` (`.network`) for no answer within `timeout`, a status other than
