@@ -16,6 +16,9 @@ struct ServeOptions: Equatable {
   /// `--webrtc [ADDRESS:]PORT`: WebRTC viewers (WHEP and the page to watch on), loopback unless
   /// an address is given; nil without it.
   var webrtc: Listen?
+  /// `--simulcast`: WebRTC viewers are each sent the layer their path carries (360p and 180p
+  /// encoded beside a 720p camera).
+  var simulcast = false
   /// `--token` (or `--token-file`, `REVUE_WEBRTC_TOKEN`): the bearer token WebRTC viewers give.
   var token: String?
   var path = "/camera"
@@ -62,6 +65,7 @@ struct ServeOptions: Equatable {
       switch option {
       case "--rtsp": options.rtsp = try Listen(try reader.value(option), option: option)
       case "--webrtc": options.webrtc = try Listen(try reader.value(option), option: option)
+      case "--simulcast": options.simulcast = true
       case "--path":
         options.path = try reader.value(option)
         guard options.path.hasPrefix("/") else {
@@ -105,6 +109,9 @@ struct ServeOptions: Equatable {
     }
     guard options.rtsp != nil || options.webrtc != nil else {
       throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT or --webrtc [ADDRESS:]PORT (or both) is required")
+    }
+    guard options.webrtc != nil || !options.simulcast else {
+      throw UsageError(description: "serve: --simulcast goes with --webrtc (RTSP clients take one layer)")
     }
     options.token = try token.resolve("serve", environment: environment)?.value
     if let webrtc = options.webrtc, options.token == nil, !options.noAuth, !Self.isLoopback(webrtc.address) {
@@ -172,7 +179,8 @@ struct ServeCommand {
         let codec = options.codec ?? .h264
         let broadcast = try RTSPBroadcast(
           track: track, address: listen.address, port: listen.port, path: options.path, codec: codec,
-          encoding: encoding, audio: microphone, audioCodec: options.audioCodec, credentials: credentials,
+          encoding: encoding, audio: microphone, audioCodec: options.audioCodec,
+          credentials: credentials,
           authentication: options.authentication)
         rtsp = broadcast
         let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
@@ -185,7 +193,8 @@ struct ServeCommand {
         let codec = options.codec ?? .vp8
         let broadcast = try WebRTCBroadcast(
           track: track, address: listen.address, port: listen.port, path: options.path, codec: codec,
-          encoding: encoding, audio: options.audioCodec == .opus ? microphone : nil, token: options.token,
+          encoding: encoding, simulcast: options.simulcast, audio: options.audioCodec == .opus ? microphone : nil,
+          token: options.token,
           page: WatchPage.template)
         webrtc = broadcast
         FileHandle.standardError.write(
