@@ -58,7 +58,9 @@ let package = Package(
     // The one runner of child processes, for the bench and the tests: output read as it comes,
     // deadlines, and no child left behind.
     .target(name: "RevueProcess"),
-    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueCommandLine"]),
+    // The node's bound on glibc's malloc arenas, set before main (Sources/CMalloc/arenas.c).
+    .target(name: "CMalloc"),
+    .executableTarget(name: "revue", dependencies: ["RevueSDK", "RevueLab", "RevueCommandLine", "CMalloc"]),
     // The benchmark (docs/benchmarks.md): the SDK measured against gst-launch-1.0, each side a
     // child process of its own (the Revue side is `revue-bench --child …`; the soak runs `revue`).
     .executableTarget(

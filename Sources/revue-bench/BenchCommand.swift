@@ -61,13 +61,17 @@ struct BenchCommand: Equatable {
       var results: [Side: [[Metric: Double]]] = [:]
       let repeats: Int
       switch scenario.kind {
-      case .latency, .scale, .soak: repeats = 1
+      case .latency, .scale, .soak, .sessions: repeats = 1
       default: repeats = runs
       }
       for _ in 0..<repeats {
         if case .soak(let stream) = scenario.kind {
           // Both pairs at once, beside each other: ten minutes of machine noise hit both.
           for (side, metrics) in try await soak(stream) { results[side, default: []].append(metrics) }
+          continue
+        }
+        if case .sessions = scenario.kind {
+          for (side, metrics) in try await sessions() { results[side, default: []].append(metrics) }
           continue
         }
         for side in [Side.revue, .gstLaunch] {

@@ -41,6 +41,8 @@ extension BenchCommand {
     case senders
     /// What the soak read of its sender or its receiver.
     case soak(Soak.Role, SoakReading)
+    /// What the sessions scenario read of the node after each kind of client.
+    case sessions(Sessions.Client, SessionsReading)
   }
 
   /// Frames after the first RTP packet before a live measurement starts: the encoder is warm.
@@ -57,6 +59,7 @@ extension BenchCommand {
     case .scale(let stream): [.senders: Double(try await largestSustained(stream, side))]
     case .render: try await render(side)
     case .soak: preconditionFailure("the soak measures both sides at once: soak(_:)")
+    case .sessions: preconditionFailure("the sessions measure the node alone: sessions()")
     case .links: preconditionFailure("the links are a report of their own: links()")
     }
   }

@@ -167,6 +167,8 @@ extension BenchCommand {
     case scale(BenchStream)
     /// A sender and a receiver left running: memory, threads and file descriptors after a warm-up.
     case soak(BenchStream)
+    /// A serving node's memory, threads and descriptors over many short sessions (``Sessions``).
+    case sessions
     /// Loss and outages through an emulated link, judged frame by frame (``Links``): a report of
     /// its own, not an A/B table.
     case links
@@ -199,6 +201,7 @@ extension BenchCommand {
     case scaleVP8 = "scale-vp8-480p"
     case render = "render-1080p"
     case soak
+    case sessions
     case links
 
     /// What the scenario measures, on which stream.
@@ -228,6 +231,7 @@ extension BenchCommand {
       case .scaleVP8: .scale(sd(.vp8))
       case .render: .render
       case .soak: .soak(hd(.vp8))
+      case .sessions: .sessions
       case .links: .links
       }
     }
@@ -243,13 +247,14 @@ extension BenchCommand {
       case .startup(let stream): "start-up \(stream.title)"
       case .scale(let stream): "\(stream.title) senders at 30 fps"
       case .soak(let stream): "soak \(stream.title)"
+      case .sessions: "serve 640x480 H.264, clients one after another:"
       case .links: "loss and outages through an emulated link"
       case .render: "show 1080p I420 in an X11 window"
       }
     }
 
-    /// The scenarios a bench without names runs: all but the soak, which takes 10 minutes, and
-    /// the links, which take 8 and make a report of their own.
-    static let standard = allCases.filter { $0 != .soak && $0 != .links }
+    /// The scenarios a bench without names runs: all but the soak, which takes 10 minutes, the
+    /// sessions, which take 10 too, and the links, which take 8 and make a report of their own.
+    static let standard = allCases.filter { ![.soak, .sessions, .links].contains($0) }
   }
 }

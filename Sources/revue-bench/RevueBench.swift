@@ -27,7 +27,7 @@ enum BenchInvocation: Equatable, ProgramCommand {
     Measures the SDK against the same GStreamer elements run by gst-launch-1.0, each side in a
     process of its own (build with -c release; all scenarios but soak take about 7 minutes).
 
-    scenarios (all but soak and links when none is named):
+    scenarios (all but soak, sessions and links when none is named):
       capture-nv12 capture-bgra capture-rotate90 publish-nv12 publish-bgra
       send-vp8-720p send-h264-720p send-vp8-480p send-h264-480p
       send-vp8-720p-mjpeg send-h264-720p-mjpeg
@@ -37,6 +37,9 @@ enum BenchInvocation: Equatable, ProgramCommand {
       soak (run only when named: revue stream and revue receive of 720p VP8 beside gst-launch's
         pair, memory, threads and file descriptors after a 30 s warm-up; the revue beside this
         program)
+      sessions (run only when named: revue serve --rtsp --webrtc and 200 clients one after
+        another of each, ffprobe over RTSP then revue receive --whep; the node's memory,
+        threads and file descriptors after the 200th against after the 40th; about 10 minutes)
       links (run only when named, and alone: loss 0, 5% and 10% both ways at 30 ± 10 ms
         × VP8, H.264 × 640x480, 1280x720 × recovery nack, off (and FEC at 640x480), then a 5 s
         outage, then hostile input: each of the 12 cases alone and all at once, 500 datagrams

@@ -33,6 +33,8 @@ import Testing
         == Self.bench([.captureBGRA]) { ($0.frames, $0.runs, $0.jsonPath) = (10, 1, "out.json") })
     #expect(try BenchInvocation.parse(["soak", "--minutes", "2"]) == Self.bench([.soak]) { $0.minutes = 2 })
     #expect(!BenchCommand.Scenario.standard.contains(.soak), "a bench without names does not take 10 more minutes")
+    #expect(try BenchInvocation.parse(["sessions"]) == Self.bench([.sessions]))
+    #expect(!BenchCommand.Scenario.standard.contains(.sessions), "nor 10 more for the sessions")
     for help in [["help"], ["--help"], ["capture-nv12", "-h"]] { #expect(try BenchInvocation.parse(help) == .help) }
     #expect(BenchInvocation.usage.hasPrefix("usage: revue-bench "))
     #expect(throws: UsageError(description: "--minutes takes a whole number above 0, not '0'")) {

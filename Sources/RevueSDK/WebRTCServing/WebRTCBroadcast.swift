@@ -22,6 +22,10 @@ import Synchronization
 /// The encoders run while at least one viewer watches; each new viewer gets a keyframe at once,
 /// and keyframe requests (PLI, FIR) reach the encoder at most every 250 ms whatever the number
 /// of viewers. A viewer's fault ends that viewer alone; the encoder's reaches ``events``.
+///
+/// With simulcast, smaller layers are encoded beside the full size (one encoder each), and each
+/// viewer is sent the largest its own path carries (``ViewerLayerChoice``), switched at the
+/// layer's keyframes (``LayerSwitch``).
 public final class WebRTCBroadcast: Sendable {
   /// What the broadcast has done.
   public struct Statistics: Sendable, Hashable {
