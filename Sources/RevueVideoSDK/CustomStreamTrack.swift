@@ -39,7 +39,7 @@ public final class CustomStreamTrack: Sendable {
   /// Whether the video is sent in several layers (`multiStream`); false for a microphone track.
   public let multiStream: Bool
   /// The `maxLayer` of a camera track; nil for the others.
-  public let maxLayer: MaxLayer?
+  public let maxLayer: EncodingLayer?
   /// The `bitrateMode` of a camera track; nil for the others.
   public let bitrateMode: BitrateMode?
   /// The `withAudio` of a screen share track: accepted and ignored, as on iOS.
@@ -61,7 +61,8 @@ public final class CustomStreamTrack: Sendable {
   init(
     videoTrack: LocalVideoTrack? = nil, audioTrack: LocalAudioTrack? = nil, codec: VideoCodec? = nil,
     facingMode: FacingMode? = nil, encoderConfig: EncoderConfig, cameraId: String? = nil,
-    noiseConfig: NoiseConfig? = nil, microphoneId: String? = nil, multiStream: Bool = false, maxLayer: MaxLayer? = nil,
+    noiseConfig: NoiseConfig? = nil, microphoneId: String? = nil, multiStream: Bool = false,
+    maxLayer: EncodingLayer? = nil,
     bitrateMode: BitrateMode? = nil, withAudio: Bool = false, device: CaptureDevice? = nil
   ) {
     self.videoTrack = videoTrack

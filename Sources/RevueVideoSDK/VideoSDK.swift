@@ -44,11 +44,17 @@ public enum VideoSDK {
   ///   camera, `ERROR_INVALID_CUSTOM_TRACK_CONFIG` (3071) when no camera has `cameraId`,
   ///   `ERROR_CAMERA_IN_USE` (3023) when it is busy, `ERROR_VIDEO_SOURCE_INITIATION_FAILED` (3026)
   ///   when it cannot be opened, `ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED` (3017) when it refuses access.
+  ///
+  ///   The errors are always ``VideoSDKError``, but the function is declared `throws`, not
+  ///   `throws(VideoSDKError)`: Swift 6.3's compiler crashes (SILGen's ownership check, "Found
+  ///   outside of lifetime use") on a port's `do { … } catch let error as VideoSDKError { … }`
+  ///   around an `async throws(VideoSDKError)` call in top-level code (a `main.swift`), since the
+  ///   error carries a `String`. Catch it with `catch let error as VideoSDKError`, as in VideoSDK.
   public static func createCameraVideoTrack(
     encoderConfig: CustomCameraTrackConfig = .h720p_w1280p, facingMode: FacingMode = .front,
-    multiStream: Bool = true, maxLayer: MaxLayer = .MAX_LAYER_3, bitrateMode: BitrateMode = .BALANCED,
+    multiStream: Bool = true, maxLayer: EncodingLayer = .MAX_LAYER_3, bitrateMode: BitrateMode = .BALANCED,
     codec: VideoCodec = .VP8, cameraId: String? = nil
-  ) async throws(VideoSDKError) -> CustomStreamTrack {
+  ) async throws -> CustomStreamTrack {
     let device = try await camera(id: cameraId, facing: facingMode)
     let key = "camera:\(device.id)"
     await OpenTracks.endTrack(on: key)
@@ -135,10 +141,16 @@ public enum VideoSDK {
   ///   is no microphone, `ERROR_INVALID_CUSTOM_TRACK_CONFIG` (3071) when no microphone has
   ///   `microphoneId`, `ERROR_MICROPHONE_IN_USE` (3024) when it cannot be opened,
   ///   `ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED` (3018) when it refuses access.
+  ///
+  ///   The errors are always ``VideoSDKError``, but the function is declared `throws`, not
+  ///   `throws(VideoSDKError)`: Swift 6.3's compiler crashes (SILGen's ownership check, "Found
+  ///   outside of lifetime use") on a port's `do { … } catch let error as VideoSDKError { … }`
+  ///   around an `async throws(VideoSDKError)` call in top-level code (a `main.swift`), since the
+  ///   error carries a `String`. Catch it with `catch let error as VideoSDKError`, as in VideoSDK.
   public static func createMicrophoneAudioTrack(
     encoderConfig: CustomMicrophoneTrackConfig = .speech_standard, noiseConfig: NoiseConfig? = nil,
     microphoneId: String? = nil
-  ) async throws(VideoSDKError) -> CustomStreamTrack {
+  ) async throws -> CustomStreamTrack {
     let microphones = await getMics()
     guard let first = microphones.first else {
       throw VideoSDKError(.ERROR_MICROPHONE_NOT_FOUND, "there is no microphone")

@@ -289,3 +289,8 @@ public struct PixelBuffer: Sendable {
     PixelBuffer(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
   }
 }
+
+/// The seeds' Apple picture type: a port that keeps it fails to compile with this message
+/// instead of declaring a processor or renderer method nothing calls.
+@available(*, unavailable, renamed: "PixelBuffer", message: "RevueSDK's picture is PixelBuffer")
+public typealias CVPixelBuffer = PixelBuffer

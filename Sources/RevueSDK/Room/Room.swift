@@ -57,10 +57,12 @@ public final class Room: Sendable {
   public var events: AsyncStream<Event> { broadcast.subscribe(bufferingPolicy: .bufferingNewest(64)) }
   private let statisticsFlag = Atomic(true)
 
-  /// Seed 000's switch for the statistics of every track, on by default. Revue's statistics
-  /// cost nothing until read (GStreamer's RTP session keeps the counters in any case, and
-  /// ``LocalTrackPublication/statistics`` reads them when asked), so the flag is kept for code
-  /// that sets it and changes nothing else.
+  /// Seed 000's switch for the statistics of every track, on by default. Setting it is a no-op:
+  /// Revue does no periodic statistics work to stop. Its statistics cost nothing until read
+  /// (GStreamer's RTP session keeps the counters in any case, and
+  /// ``LocalTrackPublication/statistics`` and ``RemoteVideoTrack/statistics`` read them when
+  /// asked), so the flag is kept for code that sets it, reads back what was set, and changes
+  /// nothing else.
   public var reportStatistics: Bool {
     get { statisticsFlag.load(ordering: .relaxed) }
     set { statisticsFlag.store(newValue, ordering: .relaxed) }
