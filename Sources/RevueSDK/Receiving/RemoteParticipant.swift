@@ -16,6 +16,10 @@ public final class RemoteParticipant: Sendable {
   }
   /// The video track received, if the stream has one.
   public let videoTrack: RemoteVideoTrack?
+  /// The first camera track the participant sends (seed 001's `firstCameraVideoTrack`): its
+  /// video track, while it has one from a camera. Still the track while the sender has muted
+  /// it: check ``Track/isMuted``.
+  public var firstCameraVideoTrack: RemoteVideoTrack? { videoTrack?.source == .camera ? videoTrack : nil }
   /// The audio track received, if the stream has one.
   public let audioTrack: RemoteAudioTrack?
   private let syncMeter: SyncMeter?

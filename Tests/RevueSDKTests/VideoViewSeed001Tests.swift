@@ -1,0 +1,224 @@
+import CX11
+import Foundation
+import RevueSDKTestSupport
+import RevueTestSupport
+import Synchronization
+import Testing
+
+@testable import RevueSDK
+
+/// Issue 30: seed 001's rules that the view contradicted or lacked, in ``VideoViewTests``' suite.
+extension VideoViewTests {
+  /// Records what a delegate ported from seed 001 hears: its `CGSize` method (points), beside
+  /// RevueSDK's `Dimensions` one, and every ``VideoView/isRendering`` change.
+  final class SeedDelegate: VideoViewDelegate {
+    var points: [CGSize] = []
+    var pixels: [Dimensions] = []
+    var rendering: [Bool] = []
+    func videoView(_ videoView: VideoView, didUpdate size: CGSize) { points.append(size) }
+    func videoView(_ videoView: VideoView, didUpdate size: Dimensions) { pixels.append(size) }
+    func videoView(_ videoView: VideoView, didUpdate isRendering: Bool) { rendering.append(isRendering) }
+  }
+
+  /// Waits, within `seconds`, until `condition` holds, looking every 20 ms.
+  @MainActor static func until(
+    _ what: String, within seconds: Double = 5, sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: @escaping @MainActor () -> Bool
+  ) async throws {
+    try await withDeadline(seconds, what, sourceLocation: sourceLocation) {
+      while await !condition() { try await Task.sleep(for: .milliseconds(20)) }
+    }
+  }
+
+  /// Seed 001's size event: the seed's `CGSize` method is called, in points, for a new size
+  /// (by ``VideoView/frame`` or ``VideoView/size``), not when the view only moves.
+  @MainActor @Test func theSeedsSizeMethodIsCalledInPointsNotWhenTheViewOnlyMoves() async throws {
+    let view = VideoView(frame: CGRect(x: 0, y: 0, width: 160, height: 90))
+    #expect(view.size == Dimensions(width: 160, height: 90))
+    let watch = SeedDelegate()
+    view.add(delegate: watch)
+    view.frame = CGRect(x: 5, y: 5, width: 200, height: 100)
+    view.frame = CGRect(x: 40, y: 30, width: 200, height: 100)
+    #expect(watch.points == [CGSize(width: 200, height: 100)], "a move alone is not told")
+    #expect(view.frame == CGRect(x: 40, y: 30, width: 200, height: 100))
+    view.size = Dimensions(width: 64, height: 48)
+    #expect(watch.points == [CGSize(width: 200, height: 100), CGSize(width: 64, height: 48)])
+    #expect(watch.pixels == [Dimensions(width: 200, height: 100), Dimensions(width: 64, height: 48)])
+    view.close()
+  }
+
+  /// A frozen view turns ``VideoView/isRendering`` false once, 2 s after its latest frame, and
+  /// stays false while frames keep coming; delegates hear that one change.
+  @MainActor @Test func aFrozenViewStopsRenderingOnceAfterTwoSeconds() async throws {
+    let stage = try await Stage()
+    let watch = SeedDelegate()
+    stage.view.add(delegate: watch)
+    let changes = stage.view.events
+    let frame = try Self.frame()
+    _ = try await stage.show(frame, "a picture") { _ in true }
+    try await withDeadline(5, "rendering") { for await event in changes where event == .rendering(true) { return } }
+    let feeding = Task { @MainActor in
+      while !Task.isCancelled {
+        stage.capturer.capture(frame)
+        try? await Task.sleep(for: .milliseconds(33))
+      }
+    }
+    defer { feeding.cancel() }
+    stage.view.isFrozen = true
+    let frozenAt = ContinuousClock.now
+    #expect(stage.view.isRendering, "just frozen, the view still counts as rendering")
+    try await withDeadline(5, "the frozen view to stop rendering") {
+      for await event in changes where event == .rendering(false) { return }
+    }
+    let after = ContinuousClock.now - frozenAt
+    #expect(after >= .milliseconds(1900) && after < .milliseconds(3000), "\(after)")
+    // A second and a half more of frames at the track: no change.
+    let seen = FrameStream()
+    stage.track.add(videoRenderer: seen)
+    _ = try await seen.next("45 more frames at the track") { _ in seen.count >= 45 }
+    #expect(watch.rendering == [true, false], "\(watch.rendering)")
+    #expect(!stage.view.isRendering && stage.view.shownPicture != nil)
+    feeding.cancel()
+    try await stage.capturer.stopCapture()
+  }
+
+  /// ``VideoView/isRendering`` reads false while the view is hidden, disabled or not laid out,
+  /// frames or not, and true again from the next frame after.
+  @MainActor @Test func isRenderingIsFalseWhenHiddenDisabledOrNotLaidOut() async throws {
+    let stage = try await Stage()
+    let frame = try Self.frame()
+    let view = stage.view
+    for blank in ["hidden", "disabled", "not laid out"] {
+      _ = try await stage.show(frame, "a picture before it is \(blank)") { _ in true }
+      try await Self.until("rendering before it is \(blank)") { view.isRendering }
+      switch blank {
+      case "hidden": view.isHidden = true
+      case "disabled": view.isEnabled = false
+      default: view.size = Dimensions(width: 0, height: 0)
+      }
+      #expect(!view.isRendering && !view.isAdaptiveStreamEnabled, "\(blank)")
+      let seen = FrameStream()
+      stage.track.add(videoRenderer: seen)
+      for _ in 0..<10 { stage.capturer.capture(frame) }
+      _ = try await seen.next("ten frames while \(blank)") { _ in seen.count >= 10 }
+      #expect(!view.isRendering && view.shownPicture == nil, "\(blank): frames are dropped")
+      (view.isHidden, view.isEnabled, view.size) = (false, true, Dimensions(width: 200, height: 200))
+      #expect(view.isAdaptiveStreamEnabled)
+    }
+    _ = try await stage.show(frame, "a picture again") { _ in true }
+    try await Self.until("rendering again") { view.isRendering }
+    try await stage.capturer.stopCapture()
+  }
+
+  /// A new ``VideoView/rotationOverride`` is drawn at once on the latest frame, with no new
+  /// frame, offscreen and in a window with either render mode.
+  @MainActor @Test func aNewRotationIsDrawnAtOnceOnTheLastFrameInEveryMode() async throws {
+    let display = try await VirtualDisplay(width: 320, height: 240)
+    for (target, mode) in [(VideoView.Target.offscreen, VideoView.RenderMode.auto), (.window, .x11), (.window, .gl)] {
+      let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+      let capturer = try #require(track.capturer as? BufferCapturer)
+      try await capturer.startCapture()
+      let view = VideoView(size: Dimensions(width: 200, height: 200), target: target, display: display.display)
+      view.renderMode = mode
+      view.layoutMode = .fit
+      view.track = track
+      let what = "\(target) \(mode) (\(view.renderer))"
+      try await Self.picture(of: view, "\(what): upright", feeding: (capturer, try Self.frame())) {
+        $0.map { Self.color($0, 50, 100) == "red" && Self.color($0, 150, 100) == "blue" } ?? false
+      }
+      for (turn, check) in [
+        (
+          VideoRotation._90,
+          { @Sendable (p: PixelBuffer) in Self.color(p, 100, 20) == "red" && Self.color(p, 100, 180) == "blue" }
+        ),
+        (._180, { @Sendable (p: PixelBuffer) in Self.color(p, 50, 100) == "blue" && Self.color(p, 150, 100) == "red" }),
+      ] {
+        view.rotationOverride = turn
+        try await Self.picture(of: view, "\(what): turned \(turn) with no new frame", within: 3) {
+          $0.map(check) ?? false
+        }
+      }
+      // Frozen, the kept frame turns too.
+      view.isFrozen = true
+      view.rotationOverride = nil
+      try await Self.picture(of: view, "\(what): frozen, upright again", within: 3) {
+        $0.map { Self.color($0, 50, 100) == "red" } ?? false
+      }
+      try await capturer.stopCapture()
+      view.close()
+    }
+    try await display.stop()
+  }
+
+  /// The top-level windows of `display` the X server shows (mapped and viewable).
+  static func viewableWindows(on display: String) throws -> Int {
+    let connection = try #require(XOpenDisplay(display), "cannot open display \(display)")
+    defer { XCloseDisplay(connection) }
+    var root = Window(0), parent = Window(0), count: UInt32 = 0
+    var children: UnsafeMutablePointer<Window>?
+    guard XQueryTree(connection, XDefaultRootWindow(connection), &root, &parent, &children, &count) != 0 else {
+      return 0
+    }
+    defer { if let children { XFree(children) } }
+    var viewable = 0
+    for index in 0..<Int(count) {
+      var attributes = XWindowAttributes()
+      if let window = children?[index], XGetWindowAttributes(connection, window, &attributes) != 0,
+        attributes.map_state == IsViewable
+      {
+        viewable += 1
+      }
+    }
+    return viewable
+  }
+
+  /// A hidden window view closes its window (the X server shows none), and shows one again,
+  /// drawing from the next frame, once shown.
+  @MainActor @Test func hidingAWindowViewUnmapsItsWindow() async throws {
+    let display = try await VirtualDisplay(width: 320, height: 240)
+    let track = LocalVideoTrack.createBufferTrack(name: "test", source: .camera)
+    let capturer = try #require(track.capturer as? BufferCapturer)
+    try await capturer.startCapture()
+    var view: VideoView! = VideoView(
+      size: Dimensions(width: 160, height: 90), target: .window, display: display.display)
+    view.track = track
+    let frame = try Self.frame()
+    try await Self.picture(of: view, "a window with the picture", feeding: (capturer, frame)) {
+      $0 != nil && ((try? Self.viewableWindows(on: display.display)) ?? 0) == 1
+    }
+    view.isHidden = true
+    #expect(view.renderer == "none" && !view.isRendering)
+    try await Self.until("no window shown") { ((try? Self.viewableWindows(on: display.display)) ?? -1) == 0 }
+    view.isHidden = false
+    try await Self.picture(of: view, "the window again, with the picture", feeding: (capturer, frame)) {
+      $0 != nil && ((try? Self.viewableWindows(on: display.display)) ?? 0) == 1
+    }
+    try await capturer.stopCapture()
+    view = nil
+    try await display.stop()
+  }
+
+  /// Seed 001's adaptive stream members report the view's size times the density (capped at
+  /// ``VideoView/AdaptiveStreamPixelDensity/maxDensity``) and change nothing: no track Revue
+  /// receives offers layers, and `set(size:)` has no effect, as the seed says.
+  @MainActor @Test func adaptiveStreamMembersReportAndChangeNothing() async throws {
+    let view = VideoView(frame: .zero)
+    #expect(!view.isLaidOut && !view.isAdaptiveStreamEnabled && !view.isRendering)
+    view.frame = CGRect(x: 0, y: 0, width: 320, height: 180)
+    #expect(view.isAdaptiveStreamEnabled && view.adaptiveStreamPixelDensity == .auto)
+    #expect(view.adaptiveStreamSize == CGSize(width: 320, height: 180))
+    view.adaptiveStreamPixelDensity = .fixed(2)
+    #expect(view.adaptiveStreamSize == CGSize(width: 640, height: 360))
+    view.adaptiveStreamPixelDensity = .fixed(5)
+    #expect(VideoView.AdaptiveStreamPixelDensity.maxDensity == 3)
+    #expect(view.adaptiveStreamSize == CGSize(width: 960, height: 540), "capped at maxDensity")
+    view.set(size: CGSize(width: 10, height: 10))
+    #expect(view.size == Dimensions(width: 320, height: 180) && view.adaptiveStreamSize.width == 960)
+    view.isHidden = true
+    #expect(!view.isAdaptiveStreamEnabled)
+    view.isHidden = false
+    view.isEnabled = false
+    #expect(!view.isAdaptiveStreamEnabled)
+    view.close()
+  }
+}
