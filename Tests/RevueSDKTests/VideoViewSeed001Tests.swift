@@ -222,3 +222,100 @@ extension VideoViewTests {
     view.close()
   }
 }
+
+/// Seed 001's owners of a track: a remote participant that leaves and a local participant
+/// destroyed let go of their tracks, and the views showing them clear.
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct TrackReleaseTests {
+  init() { TestEnvironment.prepare() }
+
+  /// A sender publishing a buffer track, fed at 30 fps, and a room receiving it.
+  @MainActor final class Link {
+    let sending = Room()
+    let receiving = Room()
+    let video = LocalVideoTrack.createBufferTrack(name: "camera", source: .camera)
+    let remote: RemoteParticipant
+    let view = VideoView(size: Dimensions(width: 64, height: 36), target: .offscreen)
+    private var feeding: Task<Void, Never>?
+
+    init(srtp: Bool) async throws {
+      receiving.leaveTimeout = .seconds(2)
+      let port = FreePorts.rtp(pairs: 1)
+      let query = srtp ? "?\(SRTPTests.query(try SRTPTests.key()))" : ""
+      try await sending.connect(to: URL(string: "\(srtp ? "srtp" : "rtp")://127.0.0.1:\(port)\(query)")!)
+      let capturer = try #require(video.capturer as? BufferCapturer)
+      try await capturer.startCapture()
+      _ = try await sending.localParticipant?.publish(videoTrack: video)
+      remote = try await receiving.listen(on: URL(string: "\(srtp ? "srtp" : "rtp")://127.0.0.1:\(port)\(query)")!)
+      view.track = remote.videoTrack
+      let frame = try VideoViewTests.frame()
+      feeding = Task { @MainActor in
+        while !Task.isCancelled {
+          capturer.capture(frame)
+          try? await Task.sleep(for: .milliseconds(33))
+        }
+      }
+      try await VideoViewTests.picture(of: view, "the sender's picture") { $0 != nil }
+    }
+
+    /// Stops feeding and ends both rooms.
+    func end() async throws {
+      feeding?.cancel()
+      try await video.capturer?.stopCapture()
+      await sending.disconnect()
+      await receiving.disconnect()
+      view.close()
+    }
+  }
+
+  /// Checks that `link`'s remote participant has left: its track ended, the view let go of
+  /// it and shows nothing, and the room no longer lists it.
+  @MainActor static func expectLeft(_ link: Link, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(link.remote.hasLeft && link.remote.videoTrack?.state == .stopped, sourceLocation: sourceLocation)
+    #expect(link.view.track == nil && link.view.shownPicture == nil, sourceLocation: sourceLocation)
+    #expect(link.receiving.remoteParticipants.isEmpty, sourceLocation: sourceLocation)
+  }
+
+  /// A plain RTP sender that stops says goodbye (RTCP BYE): its receiver ends the track a
+  /// second later (time for a restarted sender to take its place), and the view showing it
+  /// clears.
+  @MainActor @Test func aSenderThatSaysGoodbyeEndsItsTracksAndTheirViewsClear() async throws {
+    let link = try await Link(srtp: false)
+    #expect(link.receiving.remoteParticipants.count == 1 && !link.remote.hasLeft)
+    let stopped = ContinuousClock.now
+    for publication in link.sending.publications { await link.sending.unpublish(publication)?.value }
+    try await VideoViewTests.until("the view to let go of the track", within: 3) { link.view.track == nil }
+    print("the receiver ended the track \(ContinuousClock.now - stopped) after the sender's BYE")
+    #expect(ContinuousClock.now - stopped < .milliseconds(1900), "by the BYE, not the silence")
+    Self.expectLeft(link)
+    try await link.end()
+  }
+
+  /// A sender that goes silent without a BYE (an SRTP sender, whose BYE GStreamer would send
+  /// only at end of stream) has left after the silence timeout (10 s by default; 2 s here).
+  @MainActor @Test func aSilentSenderLeavesAfterTheSilenceTimeout() async throws {
+    let link = try await Link(srtp: true)
+    let stopped = ContinuousClock.now
+    for publication in link.sending.publications { await link.sending.unpublish(publication)?.value }
+    try await VideoViewTests.until("the view to let go of the track", within: 5) { link.view.track == nil }
+    let after = ContinuousClock.now - stopped
+    print("the receiver ended the silent sender's track \(after) after it stopped")
+    #expect(after >= .milliseconds(1900) && after < .seconds(4), "\(after)")
+    Self.expectLeft(link)
+    try await link.end()
+  }
+
+  /// ``LocalParticipant/destroy()`` lets go of the participant's tracks: the views showing them
+  /// clear and let go of them.
+  @MainActor @Test func destroyReleasesTheLocalTracks() async throws {
+    let room = Room()
+    let participant = try #require(room.localParticipant)
+    let camera = VideoView(size: Dimensions(width: 64, height: 36), target: .offscreen)
+    let screen = VideoView(size: Dimensions(width: 64, height: 36), target: .offscreen)
+    camera.track = participant.cameraTrack
+    screen.track = participant.screenShareTrack
+    participant.destroy()
+    try await VideoViewTests.until("the views to let go of the tracks") { camera.track == nil && screen.track == nil }
+    #expect(participant.cameraTrack.renderers.all.isEmpty && participant.screenShareTrack.renderers.all.isEmpty)
+    #expect(camera.shownPicture == nil && !camera.isRendering)
+  }
+}

@@ -25,6 +25,8 @@ public final class RemoteParticipant: Sendable {
   private let syncMeter: SyncMeter?
 
   private let delegates = MulticastDelegate<any RemoteParticipantDelegate>()
+  /// Called once when every track of the participant has ended because its sender left.
+  private let leaving = Mutex<(@Sendable (RemoteParticipant) -> Void)?>(nil)
 
   init(videoTrack: RemoteVideoTrack?, audioTrack: RemoteAudioTrack?, syncMeter: SyncMeter? = nil) {
     self.videoTrack = videoTrack
@@ -55,6 +57,29 @@ public final class RemoteParticipant: Sendable {
   /// until a flash and its beep arrived, or when the stream was not opened with
   /// `measuresAVSync` (``Room/listen(sdp:on:latency:measuresAVSync:)``).
   public var avSyncMilliseconds: Double? { syncMeter?.skewMilliseconds }
+
+  /// Whether the sender left (seed 001: "when a participant leaves"): for each of its tracks,
+  /// the sender said goodbye (an RTCP BYE, which Revue's plain RTP senders send when they stop)
+  /// and no other sender took its place within a second, or it sent nothing (no media, no
+  /// RTCP) for 10 s. Its tracks have ended then (``RemoteVideoTrack/state`` `.stopped`), the
+  /// views showing them have cleared and let go of them, and the room no longer lists it.
+  /// Tracks of a WHEP stream end as ``Room/watch(whep:token:timeout:)`` says.
+  public var hasLeft: Bool {
+    [videoTrack?.state, audioTrack?.state].compactMap { $0 }.allSatisfy { $0 != .running }
+  }
+
+  /// Sets what is called, once, when the participant leaves (the room forgets it).
+  func whenLeft(_ action: @escaping @Sendable (RemoteParticipant) -> Void) { leaving.withLock { $0 = action } }
+
+  /// A track ended because its sender left: once every track has, the participant has left.
+  func trackEnded() {
+    guard hasLeft,
+      let action = leaving.withLock({ action in
+        defer { action = nil }; return action
+      })
+    else { return }
+    action(self)
+  }
 
   /// Stops receiving; a WHEP session is deleted on its server (waited for up to 5 s).
   func stop() async {

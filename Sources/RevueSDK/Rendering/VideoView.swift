@@ -407,6 +407,15 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     Task { @MainActor [weak self] in self?.clear() }
   }
 
+  /// Lets go of `track` (its owner released it: a participant left, or was destroyed) and
+  /// clears, when the view shows it.
+  nonisolated func trackReleased(_ track: VideoTrack) {
+    Task { @MainActor [weak self, weak track] in
+      guard let self, let track, self.track === track else { return }
+      self.track = nil
+    }
+  }
+
   /// The middle of `frame` in the shape of `ratio`, over the same bytes; nil when it has that
   /// shape already, or cannot be cropped without a copy (formats other than I420 and NV12,
   /// which are shown whole, as ``LayoutMode/fit`` shows them).

@@ -68,6 +68,13 @@ public final class Room: Sendable {
     set { statisticsFlag.store(newValue, ordering: .relaxed) }
   }
   private let remotes = Mutex<[String: RemoteParticipant]>([:])
+  private let silence = Mutex(RTPReceiver.leaveTimeout)
+  /// How long a sender received with `listen` may send nothing before it has left (10 s, the
+  /// documented default; tests shorten it), for the streams opened from now on.
+  var leaveTimeout: Duration {
+    get { silence.withLock { $0 } }
+    set { silence.withLock { $0 = newValue } }
+  }
 
   /// A room of its own, with a local participant.
   public init() {
@@ -195,9 +202,10 @@ public final class Room: Sendable {
     let address = try Self.resolve(host)
     let track = try RemoteVideoTrack(
       name: "video", codec: chosen, address: address, port: port, latency: latency, recovery: lossRecovery,
-      srtp: key, source: allowed)
+      srtp: key, source: allowed, leaveTimeout: leaveTimeout)
     let participant = RemoteParticipant(videoTrack: track, audioTrack: nil)
     remotes.withLock { $0["rtp:\(port)"] = participant }
+    forgetWhenLeft(participant)
     return participant
   }
 
@@ -242,17 +250,18 @@ public final class Room: Sendable {
         video = try RemoteVideoTrack(
           name: "video", codec: codec, address: resolved, port: section.port, payloadTypes: section.payloadTypes,
           latency: latency, recovery: section.recovery.intersection(lossRecovery), srtp: section.key, source: allowed,
-          syncMeter: meter)
+          syncMeter: meter, leaveTimeout: leaveTimeout)
       case .opus(let channels, let stereo):
         guard audio == nil else { continue }
         audio = try RemoteAudioTrack(
           name: "audio", address: resolved, port: section.port, payloadType: section.payloadTypes.media,
           channels: channels, stereo: stereo, latency: min(latency, Self.audioLatency), srtp: section.key,
-          source: allowed, syncMeter: meter)
+          source: allowed, syncMeter: meter, leaveTimeout: leaveTimeout)
       }
     }
     let participant = RemoteParticipant(videoTrack: video, audioTrack: audio, syncMeter: meter)
     remotes.withLock { $0["sdp:\(media.first?.port ?? 0)"] = participant }
+    forgetWhenLeft(participant)
     return participant
   }
 
@@ -305,7 +314,17 @@ public final class Room: Sendable {
     return participant
   }
 
-  /// The senders received, by the key their stream was opened with.
+  /// Forgets `participant` once it has left (``RemoteParticipant/hasLeft``): it is no longer
+  /// in ``remoteParticipants``, and its receivers stop (the ports are free again).
+  private func forgetWhenLeft(_ participant: RemoteParticipant) {
+    participant.whenLeft { [weak self] participant in
+      self?.remotes.withLock { remotes in remotes = remotes.filter { $0.value !== participant } }
+      Task { await participant.stop() }
+    }
+  }
+
+  /// The senders received, by the key their stream was opened with; a sender that left is no
+  /// longer among them.
   public var remoteParticipants: [String: RemoteParticipant] { remotes.withLock { $0 } }
 
   /// Stops receiving every stream and every publication, and forgets the destination: its SRTP
