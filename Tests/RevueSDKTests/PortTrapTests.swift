@@ -104,9 +104,16 @@ import Testing
       final class Darken: VideoProcessor {
         func process(pixelBuffer: CVPixelBuffer) -> CVPixelBuffer? { pixelBuffer }
       }
+
+      final class MuteWatch: RemoteParticipantDelegate {
+        func participant(_ participant: Participant, trackPublication: TrackPublication, didUpdateIsMuted isMuted: Bool) {}
+      }
       """)
     #expect(status != 0)
     #expect(diagnostics.contains("'CMVideoDimensions' has been renamed to 'Dimensions'"), "\(diagnostics)")
     #expect(diagnostics.contains("'CVPixelBuffer' has been renamed to 'PixelBuffer'"), "\(diagnostics)")
+    #expect(
+      diagnostics.contains("write participant(_: RemoteParticipant, track: Track, didUpdateIsMuted:)"), "\(diagnostics)"
+    )
   }
 }
