@@ -151,26 +151,29 @@ extension VideoViewTests {
   }
 
   /// The top-level windows of `display` the X server shows (mapped and viewable).
-  static func viewableWindows(on display: String) throws -> Int {
+  static func viewableWindowIDs(on display: String) throws -> [Window] {
     let connection = try #require(XOpenDisplay(display), "cannot open display \(display)")
     defer { XCloseDisplay(connection) }
     var root = Window(0), parent = Window(0), count: UInt32 = 0
     var children: UnsafeMutablePointer<Window>?
     guard XQueryTree(connection, XDefaultRootWindow(connection), &root, &parent, &children, &count) != 0 else {
-      return 0
+      return []
     }
     defer { if let children { XFree(children) } }
-    var viewable = 0
+    var viewable: [Window] = []
     for index in 0..<Int(count) {
       var attributes = XWindowAttributes()
       if let window = children?[index], XGetWindowAttributes(connection, window, &attributes) != 0,
         attributes.map_state == IsViewable
       {
-        viewable += 1
+        viewable.append(window)
       }
     }
     return viewable
   }
+
+  /// How many top-level windows of `display` the X server shows.
+  static func viewableWindows(on display: String) throws -> Int { try viewableWindowIDs(on: display).count }
 
   /// A hidden window view closes its window (the X server shows none), and shows one again,
   /// drawing from the next frame, once shown.
@@ -317,5 +320,116 @@ extension VideoViewTests {
     try await VideoViewTests.until("the views to let go of the tracks") { camera.track == nil && screen.track == nil }
     #expect(participant.cameraTrack.renderers.all.isEmpty && participant.screenShareTrack.renderers.all.isEmpty)
     #expect(camera.shownPicture == nil && !camera.isRendering)
+  }
+}
+
+/// Seed 001's pinch to zoom on Linux: Ctrl and the scroll wheel in the view's window, injected
+/// as X events under Xvfb, drive the local camera's own zoom within the options' bounds.
+@Suite(.tier(.pipeline), .serialized, .sharedProcess, .timeLimit(.minutes(1))) struct PinchToZoomTests {
+  init() { TestEnvironment.prepare() }
+
+  /// The X events of a gesture, sent to the view's window on `display`.
+  final class Gestures {
+    let connection: OpaquePointer
+    let window: Window
+
+    init(on display: String) throws {
+      let windows = try VideoViewTests.viewableWindowIDs(on: display)
+      try #require(windows.count == 1, "the view's window: \(windows)")
+      connection = try #require(XOpenDisplay(display))
+      window = windows[0]
+    }
+
+    /// A notch of the scroll wheel with Ctrl held: up (`in`) or down.
+    func scroll(in zoomIn: Bool) {
+      var event = XEvent()
+      event.xbutton.type = ButtonPress
+      event.xbutton.window = window
+      event.xbutton.button = zoomIn ? 4 : 5
+      event.xbutton.state = UInt32(ControlMask)
+      (event.xbutton.x, event.xbutton.y, event.xbutton.same_screen) = (20, 20, 1)
+      XSendEvent(connection, window, 1, ButtonPressMask, &event)
+      XSync(connection, 0)
+    }
+
+    /// Ctrl released: the end of the gesture.
+    func release() {
+      var event = XEvent()
+      event.xkey.type = KeyRelease
+      event.xkey.window = window
+      event.xkey.keycode = UInt32(XKeysymToKeycode(connection, KeySym(XK_Control_L)))
+      event.xkey.same_screen = 1
+      XSendEvent(connection, window, 1, KeyReleaseMask, &event)
+      XSync(connection, 0)
+    }
+
+    deinit { XCloseDisplay(connection) }
+  }
+
+  @MainActor @Test func ctrlAndTheScrollWheelZoomTheCameraWithinTheOptionsBounds() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let display = try await VirtualDisplay(width: 320, height: 240)
+      let track = LocalVideoTrack.createCameraTrack(
+        options: CameraCaptureOptions(device: devices[0], dimensions: .h360_169))
+      let camera = try #require(track.capturer as? CameraCapturer)
+      try await camera.startCapture()
+      var view: VideoView! = VideoView(
+        size: Dimensions(width: 160, height: 90), target: .window, display: display.display)
+      view.track = track
+      var failure: (any Error)?
+      do {
+        try await VideoViewTests.picture(of: view, "the camera in the window") { $0 != nil }
+        let gestures = try Gestures(on: display.display)
+        /// Sends a gesture and waits until the view has had it.
+        @MainActor func send(_ gesture: () -> Void) async throws {
+          let heard = view.gesturesHeard
+          gesture()
+          try await VideoViewTests.until("the view to hear the gesture") { view.gesturesHeard > heard }
+        }
+        #expect(camera.zoomRange == 100...500 && camera.zoom == 100)
+        // Off by default: the gesture is heard and does nothing.
+        #expect(view.pinchToZoomOptions.isEmpty && !view.isPinchToZoomEnabled)
+        try await send { gestures.scroll(in: true) }
+        #expect(camera.zoom == 100)
+        // isPinchToZoomEnabled adds .zoomIn: in up to the maximum, never below the default.
+        view.isPinchToZoomEnabled = true
+        #expect(view.pinchToZoomOptions == [.zoomIn])
+        try await send { gestures.scroll(in: false) }
+        #expect(camera.zoom == 100, "no zooming out without .zoomOut")
+        try await send { gestures.scroll(in: true) }
+        try await send { gestures.scroll(in: true) }
+        #expect(camera.zoom == 180, "two notches of a tenth of 100...500")
+        for _ in 0..<12 { gestures.scroll(in: true) }
+        try await VideoViewTests.until("the zoom at the camera's maximum") { camera.zoom == 500 }
+        // New options bring the zoom within their bounds: .zoomOut alone allows the default only.
+        view.pinchToZoomOptions = [.zoomOut]
+        #expect(camera.zoom == 100 && view.isPinchToZoomEnabled)
+        view.pinchToZoomOptions = [.zoomIn, .zoomOut]
+        view.isPinchToZoomEnabled = false
+        #expect(view.pinchToZoomOptions == [.zoomOut] && view.isPinchToZoomEnabled, "false removes .zoomIn only")
+        // Reset on release: in while Ctrl is held, back to the default when it is released.
+        view.pinchToZoomOptions = [.zoomIn]
+        try await send { gestures.scroll(in: true) }
+        #expect(camera.zoom == 140)
+        view.isAutoZoomResetEnabled = true
+        #expect(view.pinchToZoomOptions == [.zoomIn, .resetOnRelease])
+        #expect(camera.zoom == 100, "set with .resetOnRelease, the zoom goes back to the default")
+        try await send { gestures.scroll(in: true) }
+        #expect(camera.zoom == 140)
+        try await send { gestures.release() }
+        #expect(camera.zoom == 100, "released")
+        // A buffer track has no camera: the gesture does nothing.
+        let buffer = LocalVideoTrack.createBufferTrack(name: "buffer", source: .camera)
+        view.track = buffer
+        try await send { gestures.scroll(in: true) }
+        #expect(camera.zoom == 100)
+      } catch {
+        failure = error
+      }
+      try await camera.stopCapture()
+      view = nil
+      try await display.stop()
+      if let failure { throw failure }
+    }
   }
 }

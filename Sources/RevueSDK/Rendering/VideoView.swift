@@ -106,6 +106,20 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     public static let maxDensity: CGFloat = 3
   }
 
+  /// What pinch to zoom may do (seed 001); none by default: pinching does nothing.
+  public struct PinchToZoomOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
+    public let rawValue: Int
+    /// Options from their bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// The user can zoom in beyond the camera's default zoom, up to its maximum.
+    public static let zoomIn = PinchToZoomOptions(rawValue: 1 << 0)
+    /// The user can zoom out below the default zoom, down to the camera's minimum.
+    public static let zoomOut = PinchToZoomOptions(rawValue: 1 << 1)
+    /// When the gesture ends, the zoom goes back to the default.
+    public static let resetOnRelease = PinchToZoomOptions(rawValue: 1 << 2)
+  }
+
   /// The delegates, held weakly.
   public let delegates = MulticastDelegate<any VideoViewDelegate>()
   /// Where the view draws.
@@ -204,6 +218,107 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
   }
   private var origin = CGPoint.zero
+
+  // MARK: - Pinch to zoom
+
+  /// What pinch to zoom may do; empty (off) by default. It drives the local camera's own zoom
+  /// (``CameraCapturer/set(zoom:)``), so the participants it is sent to see it too; on a remote
+  /// track, a screen share or a buffer track it does nothing. On Linux the gesture is Ctrl and
+  /// the scroll wheel in the view's window (a notch up zooms in, down zooms out), and releasing
+  /// Ctrl ends it. A change brings the camera's zoom back within the new bounds, or to the
+  /// default with ``PinchToZoomOptions/resetOnRelease``.
+  public var pinchToZoomOptions: PinchToZoomOptions = [] { didSet { applyZoomBounds() } }
+
+  /// Whether pinching zooms: true while ``PinchToZoomOptions/zoomIn`` or
+  /// ``PinchToZoomOptions/zoomOut`` is set. Setting it adds or removes `.zoomIn` only.
+  public var isPinchToZoomEnabled: Bool {
+    get { !pinchToZoomOptions.isDisjoint(with: [.zoomIn, .zoomOut]) }
+    set { if newValue { pinchToZoomOptions.insert(.zoomIn) } else { pinchToZoomOptions.remove(.zoomIn) } }
+  }
+
+  /// Whether the zoom goes back to the default when the gesture ends: adds or removes
+  /// ``PinchToZoomOptions/resetOnRelease``.
+  public var isAutoZoomResetEnabled: Bool {
+    get { pinchToZoomOptions.contains(.resetOnRelease) }
+    set {
+      if newValue { pinchToZoomOptions.insert(.resetOnRelease) } else { pinchToZoomOptions.remove(.resetOnRelease) }
+    }
+  }
+
+  /// The gestures the view's window has had, pinch to zoom on or off (for tests).
+  private(set) var gesturesHeard = 0
+
+  /// The camera whose zoom pinching drives: the local camera the view shows, if any.
+  private var zoomedCamera: CameraCapturer? { (track as? LocalVideoTrack)?.capturer as? CameraCapturer }
+
+  /// The default zoom and the zoom the options allow, of the camera capturing now; nil without
+  /// one, or when it has no zoom control. A Linux camera's default is its first value (no zoom):
+  /// no camera here is made of several lenses whose 1× is the ultra wide one.
+  private var zoomBounds: (default: Int, allowed: ClosedRange<Int>)? {
+    guard let range = zoomedCamera?.zoomRange else { return nil }
+    let standard = range.lowerBound
+    let low = pinchToZoomOptions.contains(.zoomOut) ? range.lowerBound : standard
+    let high = pinchToZoomOptions.contains(.zoomIn) ? range.upperBound : standard
+    return (standard, low...high)
+  }
+
+  /// Brings the camera's zoom within the options' bounds, or to the default with
+  /// ``PinchToZoomOptions/resetOnRelease``.
+  private func applyZoomBounds() {
+    guard let camera = zoomedCamera, let zoom = camera.zoom, let bounds = zoomBounds else { return }
+    let wanted =
+      pinchToZoomOptions.contains(.resetOnRelease)
+      ? bounds.default : min(max(zoom, bounds.allowed.lowerBound), bounds.allowed.upperBound)
+    if wanted != zoom { _ = try? camera.set(zoom: wanted) }
+  }
+
+  /// A gesture in the view's window: `steps` notches of zoom (positive: in), or the end of the
+  /// gesture (`steps` 0, `released`).
+  private func pinch(steps: Int, released: Bool) {
+    gesturesHeard += 1
+    guard isPinchToZoomEnabled, let camera = zoomedCamera, let zoom = camera.zoom, let bounds = zoomBounds,
+      let range = camera.zoomRange
+    else { return }
+    if released {
+      if pinchToZoomOptions.contains(.resetOnRelease), zoom != bounds.default {
+        _ = try? camera.set(zoom: bounds.default)
+      }
+      return
+    }
+    // A tenth of the camera's range a notch.
+    let step = max(1, (range.upperBound - range.lowerBound) / 10)
+    let wanted = min(max(zoom + steps * step, bounds.allowed.lowerBound), bounds.allowed.upperBound)
+    if wanted != zoom { _ = try? camera.set(zoom: wanted) }
+  }
+
+  /// Reads a navigation event of the sink's window (GStreamer's `application/x-gst-navigation`):
+  /// the scroll wheel with Ctrl held (buttons 4 and 5, or a `mouse-scroll`), and Ctrl released.
+  /// Called on the sink's event thread.
+  nonisolated private static func gesture(of structure: Structure) -> (steps: Int, released: Bool)? {
+    guard structure.name == "application/x-gst-navigation", let kind = structure.get("event", as: String.self)
+    else { return nil }
+    let control: Bool
+    switch structure["state"] {
+    case .flags(let names)?: control = names.contains { $0.lowercased().contains("control") }
+    case .uint(let bits)?: control = bits & 4 != 0  // GST_NAVIGATION_MODIFIER_CONTROL_MASK
+    default: control = false
+    }
+    switch kind {
+    case "mouse-button-press" where control:
+      switch structure.get("button", as: Int.self) {
+      case 4?: return (1, false)
+      case 5?: return (-1, false)
+      default: return nil
+      }
+    case "mouse-scroll" where control:
+      let delta = structure.get("delta_pointer_y", as: Double.self) ?? 0
+      return delta == 0 ? nil : (delta > 0 ? 1 : -1, false)
+    case "key-release":
+      let key = structure.get("key", as: String.self) ?? ""
+      return key.hasPrefix("Control") ? (0, true) : nil
+    default: return nil
+    }
+  }
 
   /// Whether the view has a size to draw in (neither side 0).
   public var isLaidOut: Bool { size.width > 0 && size.height > 0 }
@@ -574,6 +689,12 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       if fault.severity == .error { Task { @MainActor in self?.recover(build: build) } }
     }
     let sink = try made.pipeline.element(named: "sink", as: Element.self)
+    // Pinch to zoom: the window's Ctrl + scroll wheel, as the sink's navigation events.
+    sink.staticPad("sink")?.addProbe(.eventUpstream) { [weak self] _, info in
+      guard let structure = info.event?.structure, let gesture = Self.gesture(of: structure) else { return .ok }
+      Task { @MainActor in self?.pinch(steps: gesture.steps, released: gesture.released) }
+      return .ok
+    }
     if let display = factory == "waylandsink" ? waylandSocket : display, sink.hasProperty("display") {
       try sink.set("display", display)
     }
