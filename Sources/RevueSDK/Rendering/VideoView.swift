@@ -148,7 +148,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   public var layoutMode = LayoutMode.fill {
     didSet {
       applyLayout()
-      redrawLastFrame()
+      scheduleRedraw()
     }
   }
   /// Whether the picture is mirrored.
@@ -159,7 +159,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     didSet {
       applyLayout()
       applyOrientation()
-      redrawLastFrame()
+      scheduleRedraw()
     }
   }
   /// How the view draws; a change clears the view, and the next frame draws with the new mode.
@@ -196,7 +196,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
         rebuild()
       } else {
         applyLayout()
-        redrawLastFrame()
+        scheduleRedraw()
       }
       let points = CGSize(width: CGFloat(size.width), height: CGFloat(size.height))
       broadcast.send(.size(points))
@@ -804,6 +804,20 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     shared.value.withLock { $0.drops = isBlank || isFrozen }
     if clearing { clear() }
     if isBlank { setRendering(false) }
+  }
+
+  /// Whether a redraw of the latest frame is scheduled.
+  private var redrawScheduled = false
+
+  /// Draws the latest frame again on the main actor's next turn: the changes made together
+  /// (a turn, a layout and a size set one after another) are drawn once, as they end up.
+  private func scheduleRedraw() {
+    guard !redrawScheduled else { return }
+    redrawScheduled = true
+    Task { @MainActor [weak self] in
+      self?.redrawScheduled = false
+      self?.redrawLastFrame()
+    }
   }
 
   /// Draws the latest frame again, as the track gave it, with the current crop, turn and size
