@@ -55,7 +55,7 @@ public final class RemoteParticipant: Sendable {
   /// beep, in milliseconds, as a receiver that plays the two in sync by the sender's RTCP
   /// reports shows them (the median of the latest pairs; positive: the sound comes late). Nil
   /// until a flash and its beep arrived, or when the stream was not opened with
-  /// `measuresAVSync` (``Room/listen(sdp:on:latency:measuresAVSync:)``).
+  /// `measuresAVSync` (``Room/listen(sdp:on:latency:lossRecovery:measuresAVSync:from:)``).
   public var avSyncMilliseconds: Double? { syncMeter?.skewMilliseconds }
 
   /// Whether the sender left (seed 001: "when a participant leaves"): for each of its tracks,

@@ -159,11 +159,12 @@ public final class Room: Sendable {
   static let audioLatency = 50
 
   /// Receives a stream on `rtp://ADDRESS:PORT` (RTP on PORT, RTCP on PORT + 1), or SRTP on
-  /// `srtp://ADDRESS:PORT?key=BASE64` (and `&suite=aes-128-gcm`, as ``connect(to:)`` takes it);
+  /// `srtp://ADDRESS:PORT?key=BASE64` (and `&suite=aes-128-gcm`, as ``connect(to:options:)`` takes it);
   /// each sender becomes a ``RemoteParticipant``. With SRTP, a packet that fails authentication
   /// (another key, or tampered with) is dropped and counted
   /// (``RemoteVideoTrack/Statistics/packetsUnauthenticated``), and the receiver goes on.
   /// - Parameters:
+  ///   - url: where to receive: `rtp://ADDRESS:PORT` or `srtp://ADDRESS:PORT?key=BASE64`.
   ///   - codec: the stream's codec (`?codec=h264` in the URL also says it); VP8 by default.
   ///   - latency: how long a missing packet is waited for, in milliseconds (the jitter buffer's
   ///     latency).
@@ -214,6 +215,8 @@ public final class Room: Sendable {
   /// the payload type its `a=rtpmap` lines give the codec (the first of the `m=` line that Revue
   /// decodes), as any sender writes them (ffmpeg's RTP muxer sends Opus on 97).
   /// - Parameters:
+  ///   - sdp: the SDP text, as a sender writes it (``Room/sdp`` of a Revue room).
+  ///   - address: the local address the ports are bound on (all of them by default).
   ///   - latency: how long a missing video packet is waited for, in milliseconds (audio waits
   ///     50 ms at most).
   ///   - lossRecovery: the loss recovery used, of what the SDP offers (an `rtx` payload type
