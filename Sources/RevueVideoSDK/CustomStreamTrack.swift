@@ -113,7 +113,7 @@ public final class CustomStreamTrack: Sendable {
 
   /// Closes the camera or microphone the track opened, for example when the user leaves a
   /// preview without joining; ``onEnded`` then gets nil. The device closes on a task of its own.
-  /// The track ends either way, but while a publication sends it (``LocalVideoTrack/isPublished``)
+  /// The track ends either way, but while a publication sends it (`LocalVideoTrack/isPublished`)
   /// the device stays open, as seed 002 says: stop the publication and the capturer to release it.
   public func stop() { end(nil, keepingPublishedDevice: true) }
 

@@ -11,13 +11,13 @@
 public enum VideoSDK {
   // MARK: - Devices
 
-  /// The cameras present now; their ``CaptureDevice/id`` is a `cameraId` (the device path, or
+  /// The cameras present now; their `CaptureDevice/id` is a `cameraId` (the device path, or
   /// `virtual:PROFILE` for a virtual camera, where iOS has `AVCaptureDevice.uniqueID`).
   public static func getCameras() async -> [CaptureDevice] {
     (try? await CameraCapturer.captureDevices()) ?? []
   }
 
-  /// The microphones present now; their ``CaptureDevice/id`` is a `microphoneId`.
+  /// The microphones present now; their `CaptureDevice/id` is a `microphoneId`.
   public static func getMics() async -> [CaptureDevice] {
     (try? await MicrophoneCapturer.captureDevices()) ?? []
   }
@@ -38,7 +38,7 @@ public enum VideoSDK {
   ///   - maxLayer: the most layers, with `multiStream` only.
   ///   - bitrateMode: the column of the bitrate table.
   ///   - codec: the codec to send with.
-  ///   - cameraId: a camera's ``CaptureDevice/id`` from ``getCameras()``; it wins over `facingMode`.
+  ///   - cameraId: a camera's `CaptureDevice/id` from ``getCameras()``; it wins over `facingMode`.
   /// - Returns: the track; its ``CustomStreamTrack/videoTrack`` has frames already.
   /// - Throws: ``VideoSDKError`` within about 2 seconds: `ERROR_CAMERA_NOT_FOUND` (3021) when there is no
   ///   camera, `ERROR_INVALID_CUSTOM_TRACK_CONFIG` (3071) when no camera has `cameraId`,
@@ -92,7 +92,7 @@ public enum VideoSDK {
     return track
   }
 
-  /// Runs `start` (a capturer's start): a ``DeviceError`` becomes its VideoSDK error, any other
+  /// Runs `start` (a capturer's start): a `DeviceError` becomes its VideoSDK error, any other
   /// error one of code `otherwise`.
   private static func open(
     _ device: String, otherwise: VideoSDKError.Code, _ start: () async throws -> Void
@@ -135,7 +135,7 @@ public enum VideoSDK {
   /// - Parameters:
   ///   - encoderConfig: channels, bitrate, and the processing flags' defaults.
   ///   - noiseConfig: the processing flags (see ``NoiseConfig``); nil takes every flag from `encoderConfig`.
-  ///   - microphoneId: a microphone's ``CaptureDevice/id`` from ``getMics()``.
+  ///   - microphoneId: a microphone's `CaptureDevice/id` from ``getMics()``.
   /// - Returns: the track, its microphone capturing.
   /// - Throws: ``VideoSDKError`` within about 2 seconds: `ERROR_MICROPHONE_NOT_FOUND` (3022) when there
   ///   is no microphone, `ERROR_INVALID_CUSTOM_TRACK_CONFIG` (3071) when no microphone has

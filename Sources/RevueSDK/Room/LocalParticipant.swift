@@ -118,7 +118,7 @@ public final class LocalParticipant: Sendable {
   /// returns once the connection is up; the capturer must be running, since the offer waits for
   /// the first encoded frame.
   /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start;
-  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:simulcast:audioEncoding:timeout:)``.
+  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:simulcast:audioEncoding:adaptiveBitrate:timeout:)``.
   public func publish(videoTrack: LocalVideoTrack, options: VideoPublishOptions = VideoPublishOptions()) async throws
     -> LocalTrackPublication
   {

@@ -99,7 +99,9 @@ public final class WebRTCBroadcast: Sendable {
   ///   - path: the stream's path, from `/`.
   ///   - codec: VP8 (every browser decodes it) by default, or H.264 (constrained baseline).
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - track: the video track served.
   ///   - audio: an audio track to serve beside the video, in Opus at `audioEncoding`'s bitrate.
+  ///   - audioEncoding: the audio's bitrate.
   ///   - token: the bearer token viewers must give (`Authorization: Bearer TOKEN`); nil lets
   ///     anyone watch.
   ///   - page: an HTML page served at `/` and at `path/`, where `__WHEP_ENDPOINT__` stands for
