@@ -240,8 +240,9 @@ extension VideoViewTests {
     let view = VideoView(size: Dimensions(width: 64, height: 36), target: .offscreen)
     private var feeding: Task<Void, Never>?
 
-    init(srtp: Bool) async throws {
+    init(srtp: Bool, endsParticipantsThatLeave: Bool = true) async throws {
       receiving.leaveTimeout = .seconds(2)
+      receiving.endsParticipantsThatLeave = endsParticipantsThatLeave
       let port = FreePorts.rtp(pairs: 1)
       let query = srtp ? "?\(SRTPTests.query(try SRTPTests.key()))" : ""
       try await sending.connect(to: URL(string: "\(srtp ? "srtp" : "rtp")://127.0.0.1:\(port)\(query)")!)
@@ -305,6 +306,29 @@ extension VideoViewTests {
     #expect(after >= .milliseconds(1900) && after < .seconds(4), "\(after)")
     Self.expectLeft(link)
     try await link.end()
+  }
+
+  /// A room whose `endsParticipantsThatLeave` is false (as `revue receive`'s) keeps the
+  /// participant of a sender that left, and shows a sender that starts again later.
+  @MainActor @Test func aRoomThatKeepsParticipantsThatLeaveShowsARestartedSender() async throws {
+    let ending = try await Link(srtp: false)
+    let keeping = try await Link(srtp: false, endsParticipantsThatLeave: false)
+    for link in [ending, keeping] {
+      for publication in link.sending.publications { await link.sending.unpublish(publication)?.value }
+    }
+    // Once the first room has let its participant go, past the BYE's grace, the second has not.
+    try await VideoViewTests.until("the ending room's view to let go of its track", within: 3) {
+      ending.view.track == nil
+    }
+    #expect(!keeping.remote.hasLeft && keeping.view.track === keeping.remote.videoTrack)
+    #expect(keeping.receiving.remoteParticipants.count == 1)
+    _ = try await keeping.sending.localParticipant?.publish(videoTrack: keeping.video)
+    let renderer = FrameStream()
+    try #require(keeping.remote.videoTrack).add(videoRenderer: renderer)
+    _ = try await renderer.next("frames from the restarted sender") { _ in renderer.count >= 3 }
+    try await VideoViewTests.picture(of: keeping.view, "the restarted sender's picture") { $0 != nil }
+    try await ending.end()
+    try await keeping.end()
   }
 
   /// ``LocalParticipant/destroy()`` lets go of the participant's tracks: the views showing them

@@ -143,7 +143,8 @@ final class RTPReceiver: Sendable {
   ///   - left: called once, from a task, when the sender leaves: its RTCP BYE came and no other
   ///     sender took its place within ``goodbyeGrace``, or nothing came from it for
   ///     `leaveTimeout` after it had sent; with why.
-  ///   - leaveTimeout: how long a sender may send nothing before it counts as gone.
+  ///   - leaveTimeout: how long a sender may send nothing before it counts as gone; nil: it
+  ///     never does (a BYE is not acted on either), and the receiver follows whoever sends next.
   ///   - deliver: called with each decoded sample and the sender's wall-clock time of its
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
@@ -151,7 +152,7 @@ final class RTPReceiver: Sendable {
     address: String, port: Int, clockRate: Int, payloadTypes: RTPPayloadTypes, capsFields: String, decode: String,
     latency: Int, recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
     muted: @escaping @Sendable (Bool) -> Void, ended: @escaping @Sendable () -> Void = {},
-    left: @escaping @Sendable (String) -> Void = { _ in }, leaveTimeout: Duration = RTPReceiver.leaveTimeout,
+    left: @escaping @Sendable (String) -> Void = { _ in }, leaveTimeout: Duration? = RTPReceiver.leaveTimeout,
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
@@ -547,7 +548,7 @@ final class RTPReceiver: Sendable {
   /// Called once when the sender leaves, with why.
   private let left: @Sendable (String) -> Void
   /// How long the sender may send nothing before it counts as gone.
-  private let leaveTimeout: Duration
+  private let leaveTimeout: Duration?
 
   /// Marks the sender gone; true the first time only.
   private static func leaves(_ counters: Locked<Counters>) -> Bool {
@@ -561,7 +562,7 @@ final class RTPReceiver: Sendable {
   /// Tells ``left`` when the sender has been silent for ``leaveTimeout``; returns whether to
   /// go on watching (the receiver runs and the sender has not left).
   private func watchesSilence() -> Bool {
-    guard status.state == .running else { return false }
+    guard let leaveTimeout, status.state == .running else { return false }
     let (heard, goodbye, gone) = counters.value.withLock { ($0.lastHeard, $0.goodbye?.at, $0.left) }
     guard !gone else { return false }
     let now = ContinuousClock.now

@@ -14,7 +14,7 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
   init(
     name: String, address: String, port: Int, payloadType: Int = RTPPayloadTypes.revueAudio.media,
     channels: Int = 2, stereo: Bool? = nil, latency: Int, srtp: SRTPKey? = nil, source: String? = nil,
-    syncMeter: SyncMeter? = nil, leaveTimeout: Duration = RTPReceiver.leaveTimeout
+    syncMeter: SyncMeter? = nil, leaveTimeout: Duration? = RTPReceiver.leaveTimeout
   ) throws(RevueError) {
     let relay = Relay<RemoteAudioTrack>()
     receiver = try RTPReceiver(

@@ -75,7 +75,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   init(
     name: String, codec: VideoCodec, address: String, port: Int, payloadTypes: RTPPayloadTypes = .revueVideo,
     latency: Int, recovery: LossRecovery = .nack, srtp: SRTPKey? = nil, source: String? = nil,
-    syncMeter: SyncMeter? = nil, leaveTimeout: Duration = RTPReceiver.leaveTimeout
+    syncMeter: SyncMeter? = nil, leaveTimeout: Duration? = RTPReceiver.leaveTimeout
   ) throws(RevueError) {
     received = Mutex(codec)
     let relay = Relay<RemoteVideoTrack>()

@@ -68,13 +68,27 @@ public final class Room: Sendable {
     set { statisticsFlag.store(newValue, ordering: .relaxed) }
   }
   private let remotes = Mutex<[String: RemoteParticipant]>([:])
-  private let silence = Mutex(RTPReceiver.leaveTimeout)
+  private let silence = Mutex<(timeout: Duration, ends: Bool)>((RTPReceiver.leaveTimeout, true))
   /// How long a sender received with `listen` may send nothing before it has left (10 s, the
   /// documented default; tests shorten it), for the streams opened from now on.
   var leaveTimeout: Duration {
-    get { silence.withLock { $0 } }
-    set { silence.withLock { $0 = newValue } }
+    get { silence.withLock { $0.timeout } }
+    set { silence.withLock { $0.timeout = newValue } }
   }
+
+  /// Whether a sender received with `listen` that leaves (its RTCP BYE, or 10 s of silence)
+  /// ends its participant, as seed 001 says: its tracks end, the views showing them let go of
+  /// them and clear, and the room forgets it (``RemoteParticipant/hasLeft``). True by default;
+  /// false keeps the participant and its receivers as they are, following whoever sends to the
+  /// port next (a sender that restarts after a while), as `revue receive` does. For the streams
+  /// opened from now on.
+  public var endsParticipantsThatLeave: Bool {
+    get { silence.withLock { $0.ends } }
+    set { silence.withLock { $0.ends = newValue } }
+  }
+
+  /// The silence timeout of the streams opened now; nil when senders never leave.
+  private var receiverLeaveTimeout: Duration? { silence.withLock { $0.ends ? $0.timeout : nil } }
 
   /// A room of its own, with a local participant.
   public init() {
@@ -203,7 +217,7 @@ public final class Room: Sendable {
     let address = try Self.resolve(host)
     let track = try RemoteVideoTrack(
       name: "video", codec: chosen, address: address, port: port, latency: latency, recovery: lossRecovery,
-      srtp: key, source: allowed, leaveTimeout: leaveTimeout)
+      srtp: key, source: allowed, leaveTimeout: receiverLeaveTimeout)
     let participant = RemoteParticipant(videoTrack: track, audioTrack: nil)
     remotes.withLock { $0["rtp:\(port)"] = participant }
     forgetWhenLeft(participant)
@@ -253,13 +267,13 @@ public final class Room: Sendable {
         video = try RemoteVideoTrack(
           name: "video", codec: codec, address: resolved, port: section.port, payloadTypes: section.payloadTypes,
           latency: latency, recovery: section.recovery.intersection(lossRecovery), srtp: section.key, source: allowed,
-          syncMeter: meter, leaveTimeout: leaveTimeout)
+          syncMeter: meter, leaveTimeout: receiverLeaveTimeout)
       case .opus(let channels, let stereo):
         guard audio == nil else { continue }
         audio = try RemoteAudioTrack(
           name: "audio", address: resolved, port: section.port, payloadType: section.payloadTypes.media,
           channels: channels, stereo: stereo, latency: min(latency, Self.audioLatency), srtp: section.key,
-          source: allowed, syncMeter: meter, leaveTimeout: leaveTimeout)
+          source: allowed, syncMeter: meter, leaveTimeout: receiverLeaveTimeout)
       }
     }
     let participant = RemoteParticipant(videoTrack: video, audioTrack: audio, syncMeter: meter)
