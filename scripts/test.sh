@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian machine (scripts/setup.sh), builds everything and runs every test. CI
-# (.ci/run) runs this, then fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md)
+# (.ci/run) runs this, then builds the API reference (scripts/docs.sh: a DocC warning or an
+# undocumented public symbol fails it), fuzzes each fuzz target for 20 s (scripts/fuzz.sh, docs/fuzzing.md)
 # and runs the unit and pipeline tiers and the realtime smoke set again under AddressSanitizer
 # and LeakSanitizer (scripts/sanitizers.sh address, docs/sanitizers.md); `scripts/test.sh --ci`
 # does the same here. The tests run as `swift test` runs them, in parallel: the tests that need
@@ -36,6 +37,7 @@ step scripts/setup.sh
 step swift build --build-tests
 step swift test
 if $ci; then
+  step scripts/docs.sh
   step scripts/fuzz.sh --seconds 20
   REVUE_TEST_TIERS=unit,pipeline,smoke step scripts/sanitizers.sh address
 fi

@@ -2,10 +2,10 @@
 import Synchronization
 
 /// Changes each frame of a camera track before it is shown and sent: LiveKit's processor, which
-/// takes and returns a ``VideoFrame`` (RevueSDK's `RevueSDK.VideoProcessor` takes a ``PixelBuffer``).
+/// takes and returns a ``VideoFrame`` (RevueSDK's `RevueSDK.VideoProcessor` takes a `PixelBuffer`).
 ///
 /// In a file that imports only RevueLiveKit, `VideoProcessor` names this protocol. Give one to
-/// ``LocalVideoTrack/createCameraTrack(name:options:processor:)``; the SDK runs it through
+/// `LocalVideoTrack/createCameraTrack(name:options:processor:)`; the SDK runs it through
 /// RevueSDK's processor, so the frames it returns are the ones renderers and receivers get.
 ///
 /// Unlike RevueSDK's, it is not `Sendable`, as LiveKit's is not: a seed's non-final
@@ -74,7 +74,7 @@ extension LocalVideoTrack {
   ///
   /// The processor is required here: calls without one (`createCameraTrack()`,
   /// `createCameraTrack(name:options:)`) are RevueSDK's own, the same camera track. The track's
-  /// ``LocalVideoTrack/processor`` is RevueSDK's adapter of `processor`.
+  /// `LocalVideoTrack/processor` is RevueSDK's adapter of `processor`.
   /// - Parameters:
   ///   - name: the track's name; `camera` by default.
   ///   - options: what the camera produces.

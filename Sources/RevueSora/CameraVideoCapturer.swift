@@ -24,7 +24,7 @@ public enum SoraError: Error, Sendable, Hashable, CustomStringConvertible {
 /// Every camera operation (start, stop, restart, change, flip) runs on one camera queue, one at a
 /// time in the order they were asked, whichever capturer they are for; their completion handlers
 /// are called there, not on the main actor. Every read is safe from any thread. Underneath, the
-/// camera is RevueSDK's ``CameraCapturer`` of ``track``: a start opens the capturer's device at
+/// camera is RevueSDK's `CameraCapturer` of ``track``: a start opens the capturer's device at
 /// the format and frame rate given, and switching cameras keeps the track (a failed switch keeps
 /// the camera that ran, which is the rollback seed 003 asks for).
 public final class CameraVideoCapturer: Sendable {
@@ -146,7 +146,7 @@ public final class CameraVideoCapturer: Sendable {
 
   /// Starts the camera at `format` and `frameRate` (another capturer's camera stops: one camera
   /// runs at a time). `completionHandler` gets nil once frames come, else the error:
-  /// ``DeviceError`` (busy, refused, no frame within 2 s) or ``SoraError``.
+  /// `DeviceError` (busy, refused, no frame within 2 s) or ``SoraError``.
   public func start(
     format: CaptureFormat, frameRate: Int, completionHandler: @escaping @Sendable (Error?) -> Void
   ) {

@@ -1,3 +1,5 @@
+import RevueSDK
+
 /// The resolution of a custom camera track, with its three bitrates (seed 002's table; every
 /// configuration is sent at 30 fps). A portrait camera sends the same size turned.
 public enum CustomCameraTrackConfig: String, Sendable, Hashable, CaseIterable {
@@ -83,22 +85,29 @@ public enum FacingMode: String, Sendable, Hashable, CaseIterable {
   public var opposite: FacingMode { self == .front ? .back : .front }
 }
 
-/// The most simulcast layers a camera track is sent in, when `multiStream` is true (seed 002's
-/// `EncodingLayer`; RevueSDK's `EncodingLayer`).
-public enum MaxLayer: Int, Sendable, Hashable, CaseIterable {
+/// The most simulcast layers a camera track is sent in, when `multiStream` is true: seed 002's
+/// `EncodingLayer`, the type of `createCameraVideoTrack`'s `maxLayer`.
+///
+/// It shadows RevueSDK's `EncodingLayer` (cases `.maxLayer2`, `.maxLayer3`) for code that
+/// imports only `RevueVideoSDK`, so a ported `let layer: EncodingLayer = .MAX_LAYER_2`
+/// compiles; code that imports both writes `RevueVideoSDK.EncodingLayer`.
+public enum EncodingLayer: Int, Sendable, Hashable, CaseIterable {
   /// The full size and one smaller layer.
   case MAX_LAYER_2 = 2
   /// The full size and two smaller layers (the default).
   case MAX_LAYER_3 = 3
 
   /// RevueSDK's value.
-  public var encodingLayer: EncodingLayer {
+  public var encodingLayer: RevueSDK.EncodingLayer {
     switch self {
     case .MAX_LAYER_2: .maxLayer2
     case .MAX_LAYER_3: .maxLayer3
     }
   }
 }
+
+/// The face's first name of ``EncodingLayer``, kept for code that uses it.
+public typealias MaxLayer = EncodingLayer
 
 /// The column of the bitrate table a camera track is sent at.
 ///

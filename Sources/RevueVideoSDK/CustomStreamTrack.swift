@@ -39,7 +39,7 @@ public final class CustomStreamTrack: Sendable {
   /// Whether the video is sent in several layers (`multiStream`); false for a microphone track.
   public let multiStream: Bool
   /// The `maxLayer` of a camera track; nil for the others.
-  public let maxLayer: MaxLayer?
+  public let maxLayer: EncodingLayer?
   /// The `bitrateMode` of a camera track; nil for the others.
   public let bitrateMode: BitrateMode?
   /// The `withAudio` of a screen share track: accepted and ignored, as on iOS.
@@ -61,7 +61,8 @@ public final class CustomStreamTrack: Sendable {
   init(
     videoTrack: LocalVideoTrack? = nil, audioTrack: LocalAudioTrack? = nil, codec: VideoCodec? = nil,
     facingMode: FacingMode? = nil, encoderConfig: EncoderConfig, cameraId: String? = nil,
-    noiseConfig: NoiseConfig? = nil, microphoneId: String? = nil, multiStream: Bool = false, maxLayer: MaxLayer? = nil,
+    noiseConfig: NoiseConfig? = nil, microphoneId: String? = nil, multiStream: Bool = false,
+    maxLayer: EncodingLayer? = nil,
     bitrateMode: BitrateMode? = nil, withAudio: Bool = false, device: CaptureDevice? = nil
   ) {
     self.videoTrack = videoTrack
@@ -112,7 +113,7 @@ public final class CustomStreamTrack: Sendable {
 
   /// Closes the camera or microphone the track opened, for example when the user leaves a
   /// preview without joining; ``onEnded`` then gets nil. The device closes on a task of its own.
-  /// The track ends either way, but while a publication sends it (``LocalVideoTrack/isPublished``)
+  /// The track ends either way, but while a publication sends it (`LocalVideoTrack/isPublished`)
   /// the device stays open, as seed 002 says: stop the publication and the capturer to release it.
   public func stop() { end(nil, keepingPublishedDevice: true) }
 

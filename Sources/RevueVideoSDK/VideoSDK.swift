@@ -11,13 +11,13 @@
 public enum VideoSDK {
   // MARK: - Devices
 
-  /// The cameras present now; their ``CaptureDevice/id`` is a `cameraId` (the device path, or
+  /// The cameras present now; their `CaptureDevice/id` is a `cameraId` (the device path, or
   /// `virtual:PROFILE` for a virtual camera, where iOS has `AVCaptureDevice.uniqueID`).
   public static func getCameras() async -> [CaptureDevice] {
     (try? await CameraCapturer.captureDevices()) ?? []
   }
 
-  /// The microphones present now; their ``CaptureDevice/id`` is a `microphoneId`.
+  /// The microphones present now; their `CaptureDevice/id` is a `microphoneId`.
   public static func getMics() async -> [CaptureDevice] {
     (try? await MicrophoneCapturer.captureDevices()) ?? []
   }
@@ -38,17 +38,23 @@ public enum VideoSDK {
   ///   - maxLayer: the most layers, with `multiStream` only.
   ///   - bitrateMode: the column of the bitrate table.
   ///   - codec: the codec to send with.
-  ///   - cameraId: a camera's ``CaptureDevice/id`` from ``getCameras()``; it wins over `facingMode`.
+  ///   - cameraId: a camera's `CaptureDevice/id` from ``getCameras()``; it wins over `facingMode`.
   /// - Returns: the track; its ``CustomStreamTrack/videoTrack`` has frames already.
   /// - Throws: ``VideoSDKError`` within about 2 seconds: `ERROR_CAMERA_NOT_FOUND` (3021) when there is no
   ///   camera, `ERROR_INVALID_CUSTOM_TRACK_CONFIG` (3071) when no camera has `cameraId`,
   ///   `ERROR_CAMERA_IN_USE` (3023) when it is busy, `ERROR_VIDEO_SOURCE_INITIATION_FAILED` (3026)
   ///   when it cannot be opened, `ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED` (3017) when it refuses access.
+  ///
+  ///   The errors are always ``VideoSDKError``, but the function is declared `throws`, not
+  ///   `throws(VideoSDKError)`: Swift 6.3's compiler crashes (SILGen's ownership check, "Found
+  ///   outside of lifetime use") on a port's `do { … } catch let error as VideoSDKError { … }`
+  ///   around an `async throws(VideoSDKError)` call in top-level code (a `main.swift`), since the
+  ///   error carries a `String`. Catch it with `catch let error as VideoSDKError`, as in VideoSDK.
   public static func createCameraVideoTrack(
     encoderConfig: CustomCameraTrackConfig = .h720p_w1280p, facingMode: FacingMode = .front,
-    multiStream: Bool = true, maxLayer: MaxLayer = .MAX_LAYER_3, bitrateMode: BitrateMode = .BALANCED,
+    multiStream: Bool = true, maxLayer: EncodingLayer = .MAX_LAYER_3, bitrateMode: BitrateMode = .BALANCED,
     codec: VideoCodec = .VP8, cameraId: String? = nil
-  ) async throws(VideoSDKError) -> CustomStreamTrack {
+  ) async throws -> CustomStreamTrack {
     let device = try await camera(id: cameraId, facing: facingMode)
     let key = "camera:\(device.id)"
     await OpenTracks.endTrack(on: key)
@@ -86,7 +92,7 @@ public enum VideoSDK {
     return track
   }
 
-  /// Runs `start` (a capturer's start): a ``DeviceError`` becomes its VideoSDK error, any other
+  /// Runs `start` (a capturer's start): a `DeviceError` becomes its VideoSDK error, any other
   /// error one of code `otherwise`.
   private static func open(
     _ device: String, otherwise: VideoSDKError.Code, _ start: () async throws -> Void
@@ -129,16 +135,22 @@ public enum VideoSDK {
   /// - Parameters:
   ///   - encoderConfig: channels, bitrate, and the processing flags' defaults.
   ///   - noiseConfig: the processing flags (see ``NoiseConfig``); nil takes every flag from `encoderConfig`.
-  ///   - microphoneId: a microphone's ``CaptureDevice/id`` from ``getMics()``.
+  ///   - microphoneId: a microphone's `CaptureDevice/id` from ``getMics()``.
   /// - Returns: the track, its microphone capturing.
   /// - Throws: ``VideoSDKError`` within about 2 seconds: `ERROR_MICROPHONE_NOT_FOUND` (3022) when there
   ///   is no microphone, `ERROR_INVALID_CUSTOM_TRACK_CONFIG` (3071) when no microphone has
   ///   `microphoneId`, `ERROR_MICROPHONE_IN_USE` (3024) when it cannot be opened,
   ///   `ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED` (3018) when it refuses access.
+  ///
+  ///   The errors are always ``VideoSDKError``, but the function is declared `throws`, not
+  ///   `throws(VideoSDKError)`: Swift 6.3's compiler crashes (SILGen's ownership check, "Found
+  ///   outside of lifetime use") on a port's `do { … } catch let error as VideoSDKError { … }`
+  ///   around an `async throws(VideoSDKError)` call in top-level code (a `main.swift`), since the
+  ///   error carries a `String`. Catch it with `catch let error as VideoSDKError`, as in VideoSDK.
   public static func createMicrophoneAudioTrack(
     encoderConfig: CustomMicrophoneTrackConfig = .speech_standard, noiseConfig: NoiseConfig? = nil,
     microphoneId: String? = nil
-  ) async throws(VideoSDKError) -> CustomStreamTrack {
+  ) async throws -> CustomStreamTrack {
     let microphones = await getMics()
     guard let first = microphones.first else {
       throw VideoSDKError(.ERROR_MICROPHONE_NOT_FOUND, "there is no microphone")

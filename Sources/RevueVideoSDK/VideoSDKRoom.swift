@@ -10,7 +10,7 @@ public protocol RoomEventListener: AnyObject, Sendable {
 }
 
 /// Seed 002's room, as far as custom tracks go: it sends a ``CustomStreamTrack`` (or its default
-/// camera and microphone) through a RevueSDK ``Room``.
+/// camera and microphone) through a RevueSDK `Room`.
 ///
 /// Calls run one after another, in the order they were made. A custom track's device is closed
 /// by ``disableCam()``, ``muteMic()`` and ``leave()`` (the track ends), even when the track was
@@ -73,10 +73,10 @@ public actor VideoSDKRoom {
 
   // MARK: - Joining
 
-  /// Connects to `url` (`rtp://`, `srtp://` or `whip+https://`, as ``Room/connect(to:options:)``
+  /// Connects to `url` (`rtp://`, `srtp://` or `whip+https://`, as `Room/connect(to:options:)`
   /// takes it) and sends the camera and the microphone that the room was made with (custom
   /// tracks, or the default devices), each when enabled. Joining again does nothing.
-  /// - Throws: ``RevueError`` for a URL the room cannot use, or a publication that cannot start;
+  /// - Throws: `RevueError` for a URL the room cannot use, or a publication that cannot start;
   ///   ``VideoSDKError`` when a default device cannot open. Nothing is left sent then.
   public func join(url: URL, options: Room.ConnectOptions = Room.ConnectOptions()) async throws {
     try await inOrder { room in
@@ -102,7 +102,7 @@ public actor VideoSDKRoom {
 
   /// Sends `customCameraTrack`, or the default camera when nil, in place of the camera sent now.
   /// An ended track is reported to the listeners (3031) and the default camera is sent.
-  /// - Throws: ``RevueError`` when the room has not been joined or the track is not a camera's,
+  /// - Throws: `RevueError` when the room has not been joined or the track is not a camera's,
   ///   or the publication cannot start; then `customCameraTrack` is stopped.
   public func enableCam(customCameraTrack: CustomStreamTrack? = nil) async throws {
     try await change(.camera, to: customCameraTrack, "enableCam")
@@ -133,7 +133,7 @@ public actor VideoSDKRoom {
 
   /// Shares the screen with the profile of `track` (made by
   /// ``VideoSDK/createScreenShareVideoTrack(encoderConfig:multiStream:withAudio:)``).
-  /// - Throws: ``RevueError`` when the room has not been joined, there is no display, or the
+  /// - Throws: `RevueError` when the room has not been joined, there is no display, or the
   ///   publication cannot start.
   public func enableScreenShare(_ track: CustomStreamTrack) async throws {
     try await change(.screenShare, to: track, "enableScreenShare")

@@ -142,7 +142,7 @@ import Testing
 
   @Test func unknownCameraIdThrows3071() async throws {
     try await TestCameras.with(["usb-720p-webcam"]) { _ in
-      await expectVideoSDKError(3071, "ERROR_INVALID_CUSTOM_TRACK_CONFIG") { () throws(VideoSDKError) in
+      await expectVideoSDKError(3071, "ERROR_INVALID_CUSTOM_TRACK_CONFIG") {
         try await VideoSDK.createCameraVideoTrack(cameraId: "no-such-camera")
       }
     }
@@ -152,7 +152,7 @@ import Testing
     try await TestCameras.with(["usb-720p-webcam"]) { devices in
       VirtualDevices.setBusy(devices[0].id, true)
       defer { VirtualDevices.setBusy(devices[0].id, false) }
-      await expectVideoSDKError(3023, "ERROR_CAMERA_IN_USE") { () throws(VideoSDKError) in
+      await expectVideoSDKError(3023, "ERROR_CAMERA_IN_USE") {
         try await VideoSDK.createCameraVideoTrack(cameraId: devices[0].id)
       }
     }
@@ -166,13 +166,13 @@ import Testing
       let (other, asked) = (devices[0], devices[1])
       #expect(other.position == asked.position)
       VirtualDevices.setDenied(asked.id, true)
-      await expectVideoSDKError(3017, "ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
+      await expectVideoSDKError(3017, "ERROR_CAMERA_ACCESS_DENIED_OR_DISMISSED") {
         try await VideoSDK.createCameraVideoTrack(cameraId: asked.id)
       }
       VirtualDevices.setDenied(asked.id, false)
       VirtualDevices.setStalled(asked.id, true)
       defer { VirtualDevices.setStalled(asked.id, false) }
-      await expectVideoSDKError(3026, "ERROR_VIDEO_SOURCE_INITIATION_FAILED") { () throws(VideoSDKError) in
+      await expectVideoSDKError(3026, "ERROR_VIDEO_SOURCE_INITIATION_FAILED") {
         try await VideoSDK.createCameraVideoTrack(cameraId: asked.id)
       }
       // The stand-in was closed: it opens again at once.
@@ -190,7 +190,7 @@ import Testing
         for await _ in removals where await VideoSDK.getCameras().isEmpty { return }
       }
     }
-    await expectVideoSDKError(3021, "ERROR_CAMERA_NOT_FOUND") { () throws(VideoSDKError) in
+    await expectVideoSDKError(3021, "ERROR_CAMERA_NOT_FOUND") {
       try await VideoSDK.createCameraVideoTrack()
     }
   }

@@ -86,14 +86,14 @@ final class AudioBuffers: AudioRenderer {
     let device = try await TestCameras.addMicrophone("VideoSDK Mic")
     defer { VirtualDevices.remove(device.id) }
     VirtualDevices.setDenied(device.id, true)
-    await expectVideoSDKError(3018, "ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED") { () throws(VideoSDKError) in
+    await expectVideoSDKError(3018, "ERROR_MICROPHONE_ACCESS_DENIED_OR_DISMISSED") {
       try await VideoSDK.createMicrophoneAudioTrack(microphoneId: device.id)
     }
   }
 
   @Test func unknownMicrophoneIdThrows3071() async throws {
     try await Devices.withMicrophone { _ in
-      await expectVideoSDKError(3071, "ERROR_INVALID_CUSTOM_TRACK_CONFIG") { () throws(VideoSDKError) in
+      await expectVideoSDKError(3071, "ERROR_INVALID_CUSTOM_TRACK_CONFIG") {
         try await VideoSDK.createMicrophoneAudioTrack(microphoneId: "no-such-microphone")
       }
     }

@@ -58,14 +58,16 @@ enum Devices {
 /// Expects `body` to throw a ``VideoSDKError`` of `code`.
 func expectVideoSDKError(
   _ code: Int, _ name: String, sourceLocation: SourceLocation = #_sourceLocation,
-  _ body: () async throws(VideoSDKError) -> CustomStreamTrack
+  _ body: () async throws -> CustomStreamTrack
 ) async {
   do {
     let track = try await body()
     Issue.record("expected \(name) (\(code)), got a track", sourceLocation: sourceLocation)
     track.stop()
-  } catch {
+  } catch let error as VideoSDKError {
     #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
     #expect(error.name == name, sourceLocation: sourceLocation)
+  } catch {
+    Issue.record("expected a VideoSDKError, got \(error)", sourceLocation: sourceLocation)
   }
 }

@@ -67,6 +67,8 @@ public final class DeviceProvider: Sendable {
   ///   - name: the factory name (unique in the process), such as `revuevirtualcameras`.
   ///   - classes: what the devices are, such as `Video/Source`: monitors filter on this.
   ///   - rank: the provider's rank; monitors use providers of rank 64 (marginal) and above.
+  ///   - longName: the provider's name for people.
+  ///   - devices: the devices it offers.
   /// - Throws: ``GStreamerError/binOperationFailed(bin:element:reason:)`` when the name is taken.
   public static func register(
     name: String, longName: String, classes: String, rank: UInt32 = 256, devices: [DeviceInfo] = []

@@ -194,7 +194,9 @@ public class Element: Object, @unchecked Sendable {
   /// Links this element's source pads to `sink`'s sink pads, choosing compatible pads (requesting them if needed).
   ///
   /// The corresponding C functions are `gst_element_link` and `gst_element_link_filtered`.
-  /// - Parameter filter: caps the link must satisfy, as a capsfilter between the two would.
+  /// - Parameters:
+  ///   - sink: the element to link to.
+  ///   - filter: caps the link must satisfy, as a capsfilter between the two would.
   /// - Returns: `sink`, so that links chain: `try a.link(b).link(c)`.
   /// - Throws: ``GStreamerError/linkFailed(source:sink:reason:)``.
   @discardableResult

@@ -2,7 +2,7 @@ internal import CGStreamer
 
 /// A top-level bin with a clock and a bus: what runs.
 ///
-/// Its bus is read without a GLib main loop: messages arrive through ``Bus/messages(_:)`` and
+/// Its bus is read without a GLib main loop: messages arrive through ``Bus/messages(_:bufferingPolicy:)`` and
 /// ``Bus/addSyncHandler(_:)`` from the threads that post them.
 /// The corresponding C type is `GstPipeline`.
 public final class Pipeline: Bin, @unchecked Sendable {

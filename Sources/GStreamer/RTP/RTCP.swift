@@ -157,6 +157,26 @@ extension Buffer {
     } ?? [:]
   }
 
+  /// The SSRCs that say goodbye in this RTCP buffer's BYE packets (RFC 3550 §6.6: the source
+  /// leaves); empty when it has none or is not valid RTCP. The corresponding C functions are
+  /// `gst_rtcp_packet_bye_get_ssrc_count` and `gst_rtcp_packet_bye_get_nth_ssrc`.
+  public var rtcpGoodbyeSSRCs: [UInt32] {
+    withRTCP { rtcp -> [UInt32]? in
+      var ssrcs: [UInt32] = []
+      var packet = GstRTCPPacket()
+      var more = gst_rtcp_buffer_get_first_packet(&rtcp, &packet) != 0
+      while more {
+        if gst_rtcp_packet_get_type(&packet) == GST_RTCP_TYPE_BYE {
+          for index in 0..<gst_rtcp_packet_bye_get_ssrc_count(&packet) {
+            ssrcs.append(gst_rtcp_packet_bye_get_nth_ssrc(&packet, index))
+          }
+        }
+        more = gst_rtcp_packet_move_to_next(&packet) != 0
+      }
+      return ssrcs
+    } ?? []
+  }
+
   /// The CNAMEs of the SDES chunks in this RTCP buffer, by SSRC; empty when it is not valid RTCP.
   public var rtcpCNames: [UInt32: String] { rtcpSourceDescriptions.compactMapValues { $0[.cname] } }
 

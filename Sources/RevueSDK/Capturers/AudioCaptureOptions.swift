@@ -2,7 +2,7 @@
 ///
 /// The flags follow VideoSDK's NoiseConfig: a flag left out is on, except ``highpassFilter``,
 /// which is off; a flag given as nil takes the preset's value (``Preset/processesVoice``, and off
-/// for the high-pass filter). ``preset(_:)`` takes every flag from the preset.
+/// for the high-pass filter). ``preset(_:device:)`` takes every flag from the preset.
 public struct AudioCaptureOptions: Sendable, Hashable {
   /// VideoSDK's microphone presets: channels, bitrate, and whether voice processing is on.
   public enum Preset: String, Sendable, Hashable, CaseIterable {

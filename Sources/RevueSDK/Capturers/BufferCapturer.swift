@@ -42,7 +42,10 @@ public final class BufferCapturer: VideoCapturer, @unchecked Sendable {
 
   /// Sends a frame, turned clockwise by `rotation` before the processor sees it (90° and 270°
   /// swap width and height).
-  /// - Parameter timeStampNs: the frame's capture time in nanoseconds on the monotonic clock
+  /// - Parameters:
+  ///   - pixelBuffer: the frame.
+  ///   - rotation: how far to turn it clockwise.
+  ///   - timeStampNs: the frame's capture time in nanoseconds on the monotonic clock
   ///   (`CLOCK_MONOTONIC`, as `clock_gettime` and `DispatchTime.now().uptimeNanoseconds` give it,
   ///   the clock microphone audio is timed on), kept as the frame's time, so that frames from a
   ///   late source (a network camera, slow processing) stay in sync with audio; 0 times the frame

@@ -21,6 +21,7 @@ public struct CameraProfile: Sendable, Equatable {
 
   /// Reads a profile from its text.
   /// - Parameters:
+  ///   - text: the profile's lines.
   ///   - profileName: the name to give the profile.
   ///   - file: the file named in errors.
   /// - Throws: ``RevueError`` (`.invalidInput`) naming the file, the line and what is wrong.

@@ -84,3 +84,8 @@ public enum VideoRotation: Int, Sendable, Hashable, CaseIterable {
     }
   }
 }
+
+/// Seed 000's and seed 001's Apple frame size: a port that keeps it fails to compile with this
+/// message instead of declaring a delegate method nothing calls.
+@available(*, unavailable, renamed: "Dimensions", message: "RevueSDK's frame size is Dimensions")
+public typealias CMVideoDimensions = Dimensions

@@ -48,6 +48,10 @@ public struct PixelBuffer: Sendable {
   /// A picture made from bytes the caller owns, copied once.
   ///
   /// - Parameters:
+  ///   - width: the picture's width in pixels.
+  ///   - height: the picture's height in pixels.
+  ///   - format: how the pixels are laid out.
+  ///   - colorRange: the range of the luma and chroma values (video range by default).
   ///   - bytes: the planes one after the other, each `strides[i]` bytes a row.
   ///   - strides: the bytes per row of each plane; nil for rows with no padding.
   /// - Throws: ``MediaBufferError`` when the size is zero, absurd or odd where the format needs
@@ -101,6 +105,10 @@ public struct PixelBuffer: Sendable {
   /// nothing is copied, as an app that draws or reads its frames straight into memory needs.
   ///
   /// - Parameters:
+  ///   - width: the picture's width in pixels.
+  ///   - height: the picture's height in pixels.
+  ///   - format: how the pixels are laid out.
+  ///   - colorRange: the range of the luma and chroma values (video range by default).
   ///   - fill: gets the memory and its planes; what it leaves there is the picture. It runs once,
   ///     before the initializer returns, on the calling thread.
   /// - Throws: ``MediaBufferError`` when the size is zero, absurd or odd where the format needs it even.
@@ -289,3 +297,8 @@ public struct PixelBuffer: Sendable {
     PixelBuffer(width: width, height: height, format: format, colorRange: colorRange, planes: planes, buffer: buffer)
   }
 }
+
+/// The seeds' Apple picture type: a port that keeps it fails to compile with this message
+/// instead of declaring a processor or renderer method nothing calls.
+@available(*, unavailable, renamed: "PixelBuffer", message: "RevueSDK's picture is PixelBuffer")
+public typealias CVPixelBuffer = PixelBuffer

@@ -69,12 +69,32 @@ extension VideoCapturerDelegate {
 /// Told of changes a remote participant makes to its tracks, on the main actor (held weakly;
 /// see ``VideoCapturerDelegate`` on running the main actor on Linux). Code without a main loop
 /// can read the tracks' `events` instead (``StreamEvent/muted(_:)``).
+///
+/// A LiveKit-style `participant(_:trackPublication:didUpdateIsMuted:)` does not compile here
+/// (`Participant` and `TrackPublication` say what to write), rather than compiling into a
+/// method nothing calls.
 @MainActor
 public protocol RemoteParticipantDelegate: AnyObject {
   /// The sender muted `track` or turned its camera off (`isMuted` true), or unmuted it: its
   /// views clear and stay empty while it is muted; show the App's own placeholder.
   func participant(_ participant: RemoteParticipant, track: Track, didUpdateIsMuted isMuted: Bool)
 }
+
+/// LiveKit's participant type, which a port names in its delegate: RevueSDK's delegates take a
+/// ``RemoteParticipant`` (or ``LocalParticipant``).
+@available(
+  *, unavailable, renamed: "RemoteParticipant",
+  message: "write participant(_: RemoteParticipant, track: Track, didUpdateIsMuted:) in a RemoteParticipantDelegate"
+)
+public typealias Participant = RemoteParticipant
+
+/// LiveKit's publication type, which a port names in `participant(_:trackPublication:didUpdateIsMuted:)`:
+/// RevueSDK's delegate is told of the ``Track``.
+@available(
+  *, unavailable, renamed: "Track",
+  message: "write participant(_: RemoteParticipant, track: Track, didUpdateIsMuted:) in a RemoteParticipantDelegate"
+)
+public typealias TrackPublication = Track
 
 extension RemoteParticipantDelegate {
   /// Does nothing.

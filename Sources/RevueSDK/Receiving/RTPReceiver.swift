@@ -41,6 +41,13 @@ final class RTPReceiver: Sendable {
     var senderAddress: (host: String, port: Int)?
     /// The sender followed, when more than one sends to the port.
     var latch = SenderLatch()
+    /// When the followed sender's latest packet (media or RTCP) came; nil before the first.
+    var lastHeard: ContinuousClock.Instant?
+    /// Whether the sender left (``RTPReceiver/leaveTimeout``, or its RTCP BYE).
+    var left = false
+    /// The latest RTCP BYE of the sender followed: when, and the SSRCs that said goodbye. It
+    /// stands while only those SSRCs are heard (packets in flight).
+    var goodbye: (at: ContinuousClock.Instant, ssrcs: Set<UInt32>)?
     /// Packets dropped because another sender is followed.
     var otherSenders = 0
     /// The SSRC of the media the receiver follows.
@@ -133,6 +140,11 @@ final class RTPReceiver: Sendable {
   ///   - muted: called on the RTCP thread when the sender's reports say its track became muted
   ///     (true) or unmuted (false).
   ///   - ended: called once when the receiver stops or fails.
+  ///   - left: called once, from a task, when the sender leaves: its RTCP BYE came and no other
+  ///     sender took its place within ``goodbyeGrace``, or nothing came from it for
+  ///     `leaveTimeout` after it had sent; with why.
+  ///   - leaveTimeout: how long a sender may send nothing before it counts as gone; nil: it
+  ///     never does (a BYE is not acted on either), and the receiver follows whoever sends next.
   ///   - deliver: called with each decoded sample and the sender's wall-clock time of its
   ///     capture (NTP format), once a sender report maps it.
   /// - Throws: ``RevueError`` naming the port in use or the missing element.
@@ -140,9 +152,12 @@ final class RTPReceiver: Sendable {
     address: String, port: Int, clockRate: Int, payloadTypes: RTPPayloadTypes, capsFields: String, decode: String,
     latency: Int, recovery: LossRecovery = [], srtp: SRTPKey? = nil, source: String? = nil,
     muted: @escaping @Sendable (Bool) -> Void, ended: @escaping @Sendable () -> Void = {},
+    left: @escaping @Sendable (String) -> Void = { _ in }, leaveTimeout: Duration? = RTPReceiver.leaveTimeout,
     deliver: @escaping @Sendable (Sample, _ captured: UInt64?) -> Void
   ) throws(RevueError) {
     self.port = port
+    self.left = left
+    self.leaveTimeout = leaveTimeout
     let decoderStreams = srtp.map { _ in SRTPKey.DecoderStreams() }
     self.decoderStreams = decoderStreams
     let status = StreamStatus(name: "the receiver on port \(port)", ended: ended)
@@ -210,6 +225,9 @@ final class RTPReceiver: Sendable {
         .invalidInput, "cannot receive on \(address):\(port)-\(port + 1) (is the port in use?)", underlying: error)
     }
     if let source { Self.takeOnly(from: source, in: pipeline.pipeline, counters: counters) }
+    Task { [weak self] in
+      while self?.watchesSilence() ?? false { try? await Task.sleep(for: .milliseconds(250)) }
+    }
     let counters = self.counters
     let identities = self.identities
     let rtcpOut = try? pipeline.pipeline.element(named: "rtcpout", as: Element.self)
@@ -230,10 +248,16 @@ final class RTPReceiver: Sendable {
       @Sendable (buffer: Buffer, header: (ssrc: UInt32, payloadType: Int, sequence: UInt16, timestamp: UInt32)) -> Bool
       in
       let source = buffer.senderAddress
-      let (take, learns) = counters.value.withLock {
-        $0.admit(
+      let (take, learns) = counters.value.withLock { counters in
+        let judged = counters.admit(
           ssrc: header.ssrc, sequence: header.sequence, payloadType: header.payloadType, of: payloadType,
           from: source, at: .now)
+        if judged.take {
+          counters.lastHeard = .now
+          // Another sender (a restarted one) took the place of the one that said goodbye.
+          if counters.goodbye?.ssrcs.contains(header.ssrc) == false { counters.goodbye = nil }
+        }
+        return judged
       }
       if learns, let source {
         counters.value.withLock { $0.senderAddress = source }
@@ -288,6 +312,10 @@ final class RTPReceiver: Sendable {
           return none
         }
         if let report { counters.senderReport = report }
+        counters.lastHeard = .now
+        if let goodbye = counters.goodbye, let reporter, !goodbye.ssrcs.contains(reporter) { counters.goodbye = nil }
+        let goodbyes = buffer.rtcpGoodbyeSSRCs
+        if !goodbyes.isEmpty { counters.goodbye = (.now, Set(goodbyes)) }
         let renamed = name != nil && name != counters.cname
         if let name { counters.cname = name }
         var mute: Bool?
@@ -506,6 +534,50 @@ final class RTPReceiver: Sendable {
   func stop() {
     pipeline.stop()
     status.stopped()
+  }
+
+  /// How long a sender that sent may send nothing (no media, no RTCP report) before it counts
+  /// as gone, by default: 10 s, Revue's report interval (``RTPSender/reportInterval``) forty
+  /// times over, and beyond the outages a link recovers from (5 s, `LinkRecoveryTests`).
+  static let leaveTimeout = Duration.seconds(10)
+
+  /// How long after a sender's RTCP BYE another sender may take its place (a restarted
+  /// publication: a new SSRC) before the sender counts as gone.
+  static let goodbyeGrace = Duration.seconds(1)
+
+  /// Called once when the sender leaves, with why.
+  private let left: @Sendable (String) -> Void
+  /// How long the sender may send nothing before it counts as gone.
+  private let leaveTimeout: Duration?
+
+  /// Marks the sender gone; true the first time only.
+  private static func leaves(_ counters: Locked<Counters>) -> Bool {
+    counters.value.withLock { counters in
+      guard !counters.left else { return false }
+      counters.left = true
+      return true
+    }
+  }
+
+  /// Tells ``left`` when the sender has been silent for ``leaveTimeout``; returns whether to
+  /// go on watching (the receiver runs and the sender has not left).
+  private func watchesSilence() -> Bool {
+    guard let leaveTimeout, status.state == .running else { return false }
+    let (heard, goodbye, gone) = counters.value.withLock { ($0.lastHeard, $0.goodbye?.at, $0.left) }
+    guard !gone else { return false }
+    let now = ContinuousClock.now
+    let reason: String
+    if let goodbye, now - goodbye > Self.goodbyeGrace {
+      reason = "its RTCP BYE came"
+    } else if let heard, now - heard > leaveTimeout {
+      reason = "nothing came from it for \(leaveTimeout)"
+    } else {
+      return true
+    }
+    guard Self.leaves(counters) else { return false }
+    RevueLog.log(.info, "Receiver", "the sender on port \(port) left: \(reason)")
+    left(reason)
+    return false
   }
 
   var cname: String? { counters.value.withLock { $0.cname } }

@@ -14,7 +14,7 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
   init(
     name: String, address: String, port: Int, payloadType: Int = RTPPayloadTypes.revueAudio.media,
     channels: Int = 2, stereo: Bool? = nil, latency: Int, srtp: SRTPKey? = nil, source: String? = nil,
-    syncMeter: SyncMeter? = nil
+    syncMeter: SyncMeter? = nil, leaveTimeout: Duration? = RTPReceiver.leaveTimeout
   ) throws(RevueError) {
     let relay = Relay<RemoteAudioTrack>()
     receiver = try RTPReceiver(
@@ -22,7 +22,8 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
       capsFields: "media=audio,clock-rate=48000,encoding-name=OPUS,payload=\(payloadType)"
         + ",encoding-params=(string)\(channels)" + (stereo.map { ",sprop-stereo=(string)\($0 ? 1 : 0)" } ?? ""),
       decode: Self.decodeChain,
-      latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) }
+      latency: latency, srtp: srtp, source: source, muted: { relay.target?.setMuted($0) },
+      left: { relay.target?.senderLeft(because: $0) }, leaveTimeout: leaveTimeout
     ) { sample, captured in
       guard let pcm = relay.target?.deliver(sample) else { return }
       if let syncMeter, let captured { syncMeter.audio(pcm, captured: captured) }
@@ -62,8 +63,17 @@ public final class RemoteAudioTrack: AudioTrack, @unchecked Sendable {
     return pcm
   }
 
-  /// The participant that sends the track, told when its sender mutes it.
+  /// The participant that sends the track, told when its sender mutes it or leaves.
   let participant = Relay<RemoteParticipant>()
+
+  /// The sender left (`reason`: its RTCP BYE, or its silence): the track ends (``state``
+  /// `.stopped`), its renderers get nothing more, and the participant is told.
+  func senderLeft(because reason: String) {
+    RevueLog.log(.info, "Receiver", "\(name): the sender left (\(reason)): the track ends")
+    receiver.status.stopped()
+    renderers.removeAll()
+    participant.target?.trackEnded()
+  }
 
   /// The sender muted or unmuted the track: its events and the participant's delegates are told.
   override func didChangeMute(_ isMuted: Bool) {

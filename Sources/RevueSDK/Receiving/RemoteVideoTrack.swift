@@ -75,7 +75,7 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
   init(
     name: String, codec: VideoCodec, address: String, port: Int, payloadTypes: RTPPayloadTypes = .revueVideo,
     latency: Int, recovery: LossRecovery = .nack, srtp: SRTPKey? = nil, source: String? = nil,
-    syncMeter: SyncMeter? = nil
+    syncMeter: SyncMeter? = nil, leaveTimeout: Duration? = RTPReceiver.leaveTimeout
   ) throws(RevueError) {
     received = Mutex(codec)
     let relay = Relay<RemoteVideoTrack>()
@@ -85,7 +85,8 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
         + ",payload=\(payloadTypes.media),rtcp-fb-nack-pli=(boolean)true,rtcp-fb-ccm-fir=(boolean)true",
       decode: Self.decodeChain(codec), latency: latency, recovery: recovery,
       srtp: srtp, source: source, muted: { relay.target?.setMuted($0) },
-      ended: { relay.target?.clearRenderers() }
+      ended: { relay.target?.clearRenderers() }, left: { relay.target?.senderLeft(because: $0) },
+      leaveTimeout: leaveTimeout
     ) { sample, captured in
       guard let frame = relay.target?.deliver(sample), let syncMeter, let captured else { return }
       syncMeter.video(frame, captured: captured)
@@ -118,8 +119,17 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     super.init(name: name, source: .camera)
   }
 
-  /// The participant that sends the track, told when its sender mutes it.
+  /// The participant that sends the track, told when its sender mutes it or leaves.
   let participant = Relay<RemoteParticipant>()
+
+  /// The sender left (`reason`: its RTCP BYE, or its silence): the track ends (``state``
+  /// `.stopped`), the views showing it clear and let go of it, and the participant is told.
+  func senderLeft(because reason: String) {
+    RevueLog.log(.info, "Receiver", "\(name): the sender left (\(reason)): the track ends")
+    receiver.status.stopped()
+    release()
+    participant.target?.trackEnded()
+  }
 
   /// The sender muted the track (or turned its camera off), or unmuted it: views clear (as they
   /// do when the track stops) and show nothing while it is muted (custom renderers get what comes, such as the sender's

@@ -2,21 +2,32 @@ import Foundation
 import GStreamer
 import Synchronization
 
-/// Told about a ``VideoView``'s changes, on the main actor. Every method is optional. A
-/// command-line App gets these calls only while its main actor runs: from an `async` `main`
+/// Told about a ``VideoView``'s changes, on the main actor (seed 001: "both events arrive on
+/// the main thread"), held weakly. Every method is optional.
+///
+/// A command-line App gets these calls only while its main actor runs: from an `async` `main`
 /// or after `dispatchMain()`, never from a `main` that blocks its thread (see
-/// ``VideoCapturerDelegate``).
+/// ``VideoCapturerDelegate``). Code without a main loop reads ``VideoView/events`` instead: the
+/// same changes as an `AsyncStream`.
+///
+/// Seed 001's two methods are requirements, so a ported delegate is called: its size method
+/// takes a `CGSize` in points, as the seed's does (one X11 pixel is one point).
 @MainActor
 public protocol VideoViewDelegate: AnyObject {
   /// ``VideoView/isRendering`` changed.
   func videoView(_ videoView: VideoView, didUpdate isRendering: Bool)
-  /// The view's size changed, in pixels.
+  /// The view's size changed, in points (seed 001's event): not sent when the view only moves.
+  func videoView(_ videoView: VideoView, didUpdate size: CGSize)
+  /// The view's size changed, in pixels: sent with the `CGSize` one, for code that works in
+  /// ``Dimensions``.
   func videoView(_ videoView: VideoView, didUpdate size: Dimensions)
 }
 
 extension VideoViewDelegate {
   /// Does nothing.
   public func videoView(_ videoView: VideoView, didUpdate isRendering: Bool) {}
+  /// Does nothing.
+  public func videoView(_ videoView: VideoView, didUpdate size: CGSize) {}
   /// Does nothing.
   public func videoView(_ videoView: VideoView, didUpdate size: Dimensions) {}
 }
@@ -75,6 +86,40 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     case offscreen
   }
 
+  /// A change of the view, as ``events`` gives it.
+  public enum Event: Sendable, Hashable {
+    /// ``isRendering`` changed to this value.
+    case rendering(Bool)
+    /// The view's size changed to this, in points.
+    case size(CGSize)
+  }
+
+  /// How many pixels of the adaptive stream a point of the view counts for.
+  public enum AdaptiveStreamPixelDensity: Sendable, Hashable {
+    /// The screen's scale: 1 on X11, whose pixels are the points.
+    case auto
+    /// A density of the App's own.
+    case fixed(CGFloat)
+
+    /// The most either density counts for (3), so that a large screen does not ask for more
+    /// than it needs.
+    public static let maxDensity: CGFloat = 3
+  }
+
+  /// What pinch to zoom may do (seed 001); none by default: pinching does nothing.
+  public struct PinchToZoomOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
+    public let rawValue: Int
+    /// Options from their bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// The user can zoom in beyond the camera's default zoom, up to its maximum.
+    public static let zoomIn = PinchToZoomOptions(rawValue: 1 << 0)
+    /// The user can zoom out below the default zoom, down to the camera's minimum.
+    public static let zoomOut = PinchToZoomOptions(rawValue: 1 << 1)
+    /// When the gesture ends, the zoom goes back to the default.
+    public static let resetOnRelease = PinchToZoomOptions(rawValue: 1 << 2)
+  }
+
   /// The delegates, held weakly.
   public let delegates = MulticastDelegate<any VideoViewDelegate>()
   /// Where the view draws.
@@ -100,14 +145,21 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   }
 
   /// How the picture fills the view.
-  public var layoutMode = LayoutMode.fill { didSet { applyLayout() } }
+  public var layoutMode = LayoutMode.fill {
+    didSet {
+      applyLayout()
+      scheduleRedraw()
+    }
+  }
   /// Whether the picture is mirrored.
   public var mirrorMode = MirrorMode.auto { didSet { applyOrientation() } }
-  /// An extra turn clockwise, for display only; nil and `._0` show the picture as it is.
+  /// An extra turn clockwise, for display only; nil and `._0` show the picture as it is. A new
+  /// turn is drawn at once, on the latest frame (a frozen one too), in every render mode.
   public var rotationOverride: VideoRotation? {
     didSet {
       applyLayout()
       applyOrientation()
+      scheduleRedraw()
     }
   }
   /// How the view draws; a change clears the view, and the next frame draws with the new mode.
@@ -119,18 +171,192 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   }
   /// False drops new frames and clears the view.
   public var isEnabled = true { didSet { dropsFrames(clearing: !isEnabled) } }
-  /// True drops new frames and clears the view.
-  public var isHidden = false { didSet { dropsFrames(clearing: isHidden) } }
+  /// True drops new frames, clears the view and hides its window: a window of its own is
+  /// closed (unmapped) until the view is shown again, and draws from the next frame then. An
+  /// App's window (``Target/embedded(windowHandle:)``) is the App's to hide.
+  public var isHidden = false {
+    didSet {
+      guard oldValue != isHidden else { return }
+      dropsFrames(clearing: isHidden)
+      rebuild()
+    }
+  }
   /// True drops new frames and keeps the last one on screen (until the track changes or the
-  /// view is cleared).
+  /// view is cleared); a new ``rotationOverride`` or ``layoutMode`` still turns or places it.
+  /// The view counts as rendering until 2 s have passed since its latest frame, then as not
+  /// rendering until it is unfrozen.
   public var isFrozen = false { didSet { dropsFrames(clearing: false) } }
-  /// The view's size in pixels; the picture is scaled into it.
+  /// The view's size in pixels; the picture is scaled into it. A width or height of 0 means the
+  /// view is not laid out: it has no window and draws nothing.
   public var size: Dimensions {
     didSet {
       guard oldValue != size else { return }
-      applyLayout()
-      for delegate in delegates.all { delegate.videoView(self, didUpdate: size) }
+      if (oldValue.width > 0 && oldValue.height > 0) != isLaidOut {
+        dropsFrames(clearing: !isLaidOut)
+        rebuild()
+      } else {
+        applyLayout()
+        scheduleRedraw()
+      }
+      let points = CGSize(width: CGFloat(size.width), height: CGFloat(size.height))
+      broadcast.send(.size(points))
+      for delegate in delegates.all {
+        delegate.videoView(self, didUpdate: points)
+        delegate.videoView(self, didUpdate: size)
+      }
     }
+  }
+
+  /// Where the view is and its size, in points (one X11 pixel each), as a UIView's frame: a new
+  /// size is the view's ``size`` (told to the delegates); the origin is kept for the App, as
+  /// a view's own window is placed by the window manager.
+  public var frame: CGRect {
+    get { CGRect(origin: origin, size: CGSize(width: CGFloat(size.width), height: CGFloat(size.height))) }
+    set {
+      origin = newValue.origin
+      size = Self.dimensions(of: newValue)
+    }
+  }
+  private var origin = CGPoint.zero
+
+  // MARK: - Pinch to zoom
+
+  /// What pinch to zoom may do; empty (off) by default. It drives the local camera's own zoom
+  /// (``CameraCapturer/set(zoom:)``), so the participants it is sent to see it too; on a remote
+  /// track, a screen share or a buffer track it does nothing. On Linux the gesture is Ctrl and
+  /// the scroll wheel in the view's window (a notch up zooms in, down zooms out), and releasing
+  /// Ctrl ends it. A change brings the camera's zoom back within the new bounds, or to the
+  /// default with ``PinchToZoomOptions/resetOnRelease``.
+  public var pinchToZoomOptions: PinchToZoomOptions = [] { didSet { applyZoomBounds() } }
+
+  /// Whether pinching zooms: true while ``PinchToZoomOptions/zoomIn`` or
+  /// ``PinchToZoomOptions/zoomOut`` is set. Setting it adds or removes `.zoomIn` only.
+  public var isPinchToZoomEnabled: Bool {
+    get { !pinchToZoomOptions.isDisjoint(with: [.zoomIn, .zoomOut]) }
+    set { if newValue { pinchToZoomOptions.insert(.zoomIn) } else { pinchToZoomOptions.remove(.zoomIn) } }
+  }
+
+  /// Whether the zoom goes back to the default when the gesture ends: adds or removes
+  /// ``PinchToZoomOptions/resetOnRelease``.
+  public var isAutoZoomResetEnabled: Bool {
+    get { pinchToZoomOptions.contains(.resetOnRelease) }
+    set {
+      if newValue { pinchToZoomOptions.insert(.resetOnRelease) } else { pinchToZoomOptions.remove(.resetOnRelease) }
+    }
+  }
+
+  /// The gestures the view's window has had, pinch to zoom on or off (for tests).
+  private(set) var gesturesHeard = 0
+
+  /// The camera whose zoom pinching drives: the local camera the view shows, if any.
+  private var zoomedCamera: CameraCapturer? { (track as? LocalVideoTrack)?.capturer as? CameraCapturer }
+
+  /// The default zoom and the zoom the options allow, of the camera capturing now; nil without
+  /// one, or when it has no zoom control. A Linux camera's default is its first value (no zoom):
+  /// no camera here is made of several lenses whose 1× is the ultra wide one.
+  private var zoomBounds: (default: Int, allowed: ClosedRange<Int>)? {
+    guard let range = zoomedCamera?.zoomRange else { return nil }
+    let standard = range.lowerBound
+    let low = pinchToZoomOptions.contains(.zoomOut) ? range.lowerBound : standard
+    let high = pinchToZoomOptions.contains(.zoomIn) ? range.upperBound : standard
+    return (standard, low...high)
+  }
+
+  /// Brings the camera's zoom within the options' bounds, or to the default with
+  /// ``PinchToZoomOptions/resetOnRelease``.
+  private func applyZoomBounds() {
+    guard let camera = zoomedCamera, let zoom = camera.zoom, let bounds = zoomBounds else { return }
+    let wanted =
+      pinchToZoomOptions.contains(.resetOnRelease)
+      ? bounds.default : min(max(zoom, bounds.allowed.lowerBound), bounds.allowed.upperBound)
+    if wanted != zoom { _ = try? camera.set(zoom: wanted) }
+  }
+
+  /// A gesture in the view's window: `steps` notches of zoom (positive: in), or the end of the
+  /// gesture (`steps` 0, `released`).
+  private func pinch(steps: Int, released: Bool) {
+    gesturesHeard += 1
+    guard isPinchToZoomEnabled, let camera = zoomedCamera, let zoom = camera.zoom, let bounds = zoomBounds,
+      let range = camera.zoomRange
+    else { return }
+    if released {
+      if pinchToZoomOptions.contains(.resetOnRelease), zoom != bounds.default {
+        _ = try? camera.set(zoom: bounds.default)
+      }
+      return
+    }
+    // A tenth of the camera's range a notch.
+    let step = max(1, (range.upperBound - range.lowerBound) / 10)
+    let wanted = min(max(zoom + steps * step, bounds.allowed.lowerBound), bounds.allowed.upperBound)
+    if wanted != zoom { _ = try? camera.set(zoom: wanted) }
+  }
+
+  /// Reads a navigation event of the sink's window (GStreamer's `application/x-gst-navigation`):
+  /// the scroll wheel with Ctrl held (buttons 4 and 5, or a `mouse-scroll`), and Ctrl released.
+  /// Called on the sink's event thread.
+  nonisolated private static func gesture(of structure: Structure) -> (steps: Int, released: Bool)? {
+    guard structure.name == "application/x-gst-navigation", let kind = structure.get("event", as: String.self)
+    else { return nil }
+    let control: Bool
+    switch structure["state"] {
+    case .flags(let names)?: control = names.contains { $0.lowercased().contains("control") }
+    case .uint(let bits)?: control = bits & 4 != 0  // GST_NAVIGATION_MODIFIER_CONTROL_MASK
+    default: control = false
+    }
+    switch kind {
+    case "mouse-button-press" where control:
+      switch structure.get("button", as: Int.self) {
+      case 4?: return (1, false)
+      case 5?: return (-1, false)
+      default: return nil
+      }
+    case "mouse-scroll" where control:
+      let delta = structure.get("delta_pointer_y", as: Double.self) ?? 0
+      return delta == 0 ? nil : (delta > 0 ? 1 : -1, false)
+    case "key-release":
+      let key = structure.get("key", as: String.self) ?? ""
+      return key.hasPrefix("Control") ? (0, true) : nil
+    default: return nil
+    }
+  }
+
+  /// Whether the view has a size to draw in (neither side 0).
+  public var isLaidOut: Bool { size.width > 0 && size.height > 0 }
+
+  /// The view's changes from now on (``isRendering`` and its size), for code without a main
+  /// loop; the latest 16 wait for a reader that is behind.
+  public nonisolated var events: AsyncStream<Event> { broadcast.subscribe(bufferingPolicy: .bufferingNewest(16)) }
+  private nonisolated let broadcast = Broadcast<Event>()
+
+  // MARK: - Adaptive stream
+
+  /// Whether the view counts for the adaptive stream of the track it shows (seed 001): false
+  /// while the view is not laid out, is hidden or has ``isEnabled`` false. As in the seed, the
+  /// adaptive stream has no effect yet: the sender sends its own size whatever the view's, as
+  /// no remote track Revue receives offers layers to pick from (RTP and WHEP carry one stream).
+  public var isAdaptiveStreamEnabled: Bool { isLaidOut && !isHidden && isEnabled }
+
+  /// How many pixels a point of the view counts for; ``AdaptiveStreamPixelDensity/auto`` by
+  /// default.
+  public var adaptiveStreamPixelDensity = AdaptiveStreamPixelDensity.auto
+
+  /// The size the view would ask the sender for: its size in points times the pixel density
+  /// (capped at ``AdaptiveStreamPixelDensity/maxDensity``), in pixels.
+  public var adaptiveStreamSize: CGSize {
+    let asked: CGFloat =
+      switch adaptiveStreamPixelDensity {
+      case .auto: 1
+      case .fixed(let density): density
+      }
+    let density = min(max(asked, 0), AdaptiveStreamPixelDensity.maxDensity)
+    return CGSize(width: CGFloat(size.width) * density, height: CGFloat(size.height) * density)
+  }
+
+  /// Seed 001's way to tell the adaptive stream a size: it has no effect, as in the seed (the
+  /// view follows its own size, and no track Revue receives offers layers); the view's size is
+  /// ``size`` or ``frame``.
+  public func set(size: CGSize) {
+    RevueLog.log(.debug, "VideoView", "set(size: \(size)): the adaptive stream has no layers to pick from")
   }
 
   /// Draws seed 001's debug overlay: the track's sid, the resolution of the last frame, whether
@@ -145,7 +371,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   }
 
   /// True while frames are drawn: from the first frame until 2 s pass without one, the view
-  /// is cleared, or the track changes.
+  /// is cleared, or the track changes. Always false while the view is hidden, disabled
+  /// (``isEnabled`` false) or not laid out (``isLaidOut``).
   public private(set) var isRendering = false
   /// True from the first frame drawn until the track changes.
   public private(set) var didRenderFirstFrame = false
@@ -168,6 +395,9 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     var framesDrawn = 0
     /// The latest buffer pushed (a frame, or black), pushed again to redraw the debug overlay.
     var lastBuffer: Buffer?
+    /// The latest frame drawn as the track gave it (before the crop of ``LayoutMode/fill``):
+    /// drawn again at once when the turn, the layout or the size changes.
+    var lastFrame: PixelBuffer?
     /// The shape frames are cropped to (``LayoutMode/fill``), as seen before the turn; nil
     /// for ``LayoutMode/fit``.
     var fill: (width: Int, height: Int)?
@@ -205,6 +435,26 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     self.size = size
     self.target = target
     self.display = display
+    start()
+  }
+
+  /// A window view of `frame`'s size in points (one X11 pixel each), as seed 001's
+  /// `VideoView(frame:)`: `.zero` makes a view that is not laid out yet, which has no window
+  /// and draws nothing until it gets a size (``frame`` or ``size``).
+  public convenience init(frame: CGRect) {
+    self.init(size: Self.dimensions(of: frame))
+    origin = frame.origin
+  }
+
+  /// The size of `rect` in whole pixels (0 for a negative or empty side).
+  private static func dimensions(of rect: CGRect) -> Dimensions {
+    let side = { (value: CGFloat) in value.isNaN ? 0 : Int32(min(max(0, value.rounded()), 16_384)) }
+    return Dimensions(width: side(rect.width), height: side(rect.height))
+  }
+
+  /// Builds the pipeline and starts the rendering check.
+  private func start() {
+    shared.value.withLock { $0.drops = !isLaidOut }
     rebuild()
     watch = Task { @MainActor [weak self] in
       while !Task.isCancelled {
@@ -243,6 +493,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     // the main actor never comes between them.
     let first = shared.value.withLock { state -> Bool? in
       guard !state.drops, let source = state.source else { return nil }
+      state.lastFrame = pixelBuffer
       let pixelBuffer = state.fill.flatMap { Self.crop(pixelBuffer, to: $0) } ?? pixelBuffer
       let caps = pixelBuffer.caps
       if state.lastCaps != caps {
@@ -269,6 +520,15 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// Clears the view: its track is muted, or its camera off, with no placeholder.
   nonisolated func clearPicture() {
     Task { @MainActor [weak self] in self?.clear() }
+  }
+
+  /// Lets go of `track` (its owner released it: a participant left, or was destroyed) and
+  /// clears, when the view shows it.
+  nonisolated func trackReleased(_ track: VideoTrack) {
+    Task { @MainActor [weak self, weak track] in
+      guard let self, let track, self.track === track else { return }
+      self.track = nil
+    }
   }
 
   /// The middle of `frame` in the shape of `ratio`, over the same bytes; nil when it has that
@@ -361,6 +621,11 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     pipeline?.stop()
     pipeline = nil
     shared.value.withLock { $0.source = nil }
+    guard isLaidOut, !isHidden else {
+      // No window while hidden or not laid out: stopping the sink closes its own window.
+      renderer = "none"
+      return clear()
+    }
     var factory = failures >= 3 ? "fakesink" : sinkFactory(gl: renderMode == .gl && !glFailed)
     let wayland = factory == "fakesink" ? nil : Display.wayland(display)
     waylandSocket = wayland
@@ -401,7 +666,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   }
 
   /// `appsrc ! videoconvert ! videoflip ! videoscale ! I420 of the view's size ! videoconvert !
-  /// sink`, and in debug mode `videobox` (the border) and `textoverlay` (the lines) before the
+  /// sink` (not synchronised, and without quality-of-service: a frame drawn again, with its
+  /// time again, would be dropped as late before the sink by `ximagesink`'s), and in debug mode `videobox` (the border) and `textoverlay` (the lines) before the
   /// last `videoconvert`: only then, since they cost a copy of every frame even with no border
   /// (`videobox` converts frames whose colorimetry its output caps do not carry). The crop of
   /// ``LayoutMode/fill`` is made on each frame before it goes in (``render(pixelBuffer:)``).
@@ -413,7 +679,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     let description =
       "appsrc name=source format=time is-live=true do-timestamp=true max-buffers=2 leaky-type=downstream"
       + " ! videoconvert ! videoflip name=flip ! videoscale add-borders=true"
-      + " ! capsfilter name=size\(debug) ! videoconvert ! \(factory) name=sink sync=false"
+      + " ! capsfilter name=size\(debug) ! videoconvert ! \(factory) name=sink sync=false qos=false"
     builds += 1
     let build = builds
     let made = try MediaPipeline(parsing: description) { [weak self] fault in
@@ -423,6 +689,12 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       if fault.severity == .error { Task { @MainActor in self?.recover(build: build) } }
     }
     let sink = try made.pipeline.element(named: "sink", as: Element.self)
+    // Pinch to zoom: the window's Ctrl + scroll wheel, as the sink's navigation events.
+    sink.staticPad("sink")?.addProbe(.eventUpstream) { [weak self] _, info in
+      guard let structure = info.event?.structure, let gesture = Self.gesture(of: structure) else { return .ok }
+      Task { @MainActor in self?.pinch(steps: gesture.steps, released: gesture.released) }
+      return .ok
+    }
     if let display = factory == "waylandsink" ? waylandSocket : display, sink.hasProperty("display") {
       try sink.set("display", display)
     }
@@ -523,12 +795,46 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
   }
 
-  /// Drops frames while disabled, hidden or frozen; clears when asked.
+  /// Whether the view shows nothing: disabled, hidden or not laid out.
+  private var isBlank: Bool { !isEnabled || isHidden || !isLaidOut }
+
+  /// Drops frames while disabled, hidden, not laid out or frozen; clears when asked. A frozen
+  /// view still counts as rendering until 2 s after its latest frame (``checkRendering()``).
   private func dropsFrames(clearing: Bool) {
-    let drops = !isEnabled || isHidden || isFrozen
-    shared.value.withLock { $0.drops = drops }
+    shared.value.withLock { $0.drops = isBlank || isFrozen }
     if clearing { clear() }
-    if drops { setRendering(false) }
+    if isBlank { setRendering(false) }
+  }
+
+  /// Whether a redraw of the latest frame is scheduled.
+  private var redrawScheduled = false
+
+  /// Draws the latest frame again on the main actor's next turn: the changes made together
+  /// (a turn, a layout and a size set one after another) are drawn once, as they end up.
+  private func scheduleRedraw() {
+    guard !redrawScheduled else { return }
+    redrawScheduled = true
+    Task { @MainActor [weak self] in
+      self?.redrawScheduled = false
+      self?.redrawLastFrame()
+    }
+  }
+
+  /// Draws the latest frame again, as the track gave it, with the current crop, turn and size
+  /// (a new ``rotationOverride``, ``layoutMode`` or ``size`` shows at once, with no new frame);
+  /// the rendering state does not count it. Nothing when the view is cleared.
+  private func redrawLastFrame() {
+    shared.value.withLock { state in
+      guard !state.cleared, let source = state.source, let frame = state.lastFrame else { return }
+      let cropped = state.fill.flatMap { Self.crop(frame, to: $0) } ?? frame
+      let caps = cropped.caps
+      if state.lastCaps != caps {
+        source.caps = caps
+        state.lastCaps = caps
+      }
+      state.lastBuffer = cropped.buffer
+      try? source.push(cropped.buffer)
+    }
   }
 
   /// Draws black (a black frame of the size of the latest, so that nothing downstream has to
@@ -537,6 +843,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     shared.value.withLock { state in
       state.drawn = nil
       state.cleared = true
+      state.lastFrame = nil
       (state.shown, state.shownCaps) = (nil, nil)
       pictures.send(())
       guard let source = state.source else { return }
@@ -571,7 +878,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private func firstFrameDrawn() {
     guard shared.value.withLock({ $0.drawn?.generation == $0.generation }) else { return }
     didRenderFirstFrame = true
-    setRendering(true)
+    if !isBlank && !isFrozen { setRendering(true) }
   }
 
   /// Every quarter second: no frame for 2 s turns ``isRendering`` off; a track that went away
@@ -587,7 +894,8 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
     let drawn = shared.value.withLock { $0.drawn }
     if let drawn, ContinuousClock.now - drawn.at < Self.renderingTimeout {
-      if !isRendering && didRenderFirstFrame { setRendering(true) }
+      // Frozen, hidden, disabled or not laid out, the view does not turn rendering again.
+      if !isRendering && didRenderFirstFrame && !isBlank && !isFrozen { setRendering(true) }
     } else {
       setRendering(false)
     }
@@ -596,6 +904,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   private func setRendering(_ rendering: Bool) {
     guard isRendering != rendering else { return }
     isRendering = rendering
+    broadcast.send(.rendering(rendering))
     updateDebugOverlay()
     for delegate in delegates.all { delegate.videoView(self, didUpdate: rendering) }
   }

@@ -118,7 +118,7 @@ public final class LocalParticipant: Sendable {
   /// returns once the connection is up; the capturer must be running, since the offer waits for
   /// the first encoded frame.
   /// - Throws: ``RevueError`` when the room is not connected or the send pipeline cannot start;
-  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:simulcast:audioEncoding:timeout:)``.
+  ///   for WHIP, as ``WHIPPublication/init(publishing:audio:to:token:codec:encoding:simulcast:audioEncoding:adaptiveBitrate:timeout:)``.
   public func publish(videoTrack: LocalVideoTrack, options: VideoPublishOptions = VideoPublishOptions()) async throws
     -> LocalTrackPublication
   {
@@ -193,12 +193,18 @@ public final class LocalParticipant: Sendable {
 
   /// Ends the participant: the camera, microphone and screen share switch off (their frames stop
   /// at once, the devices a moment later), every publication of the room stops, and the switches
-  /// do nothing from then on. The tracks stay readable, idle. Calling it again does nothing.
+  /// do nothing from then on. The participant lets go of its tracks, as seed 001 says: the views
+  /// showing ``cameraTrack`` or ``screenShareTrack`` clear and let go of them (their `track`
+  /// reads nil), and their renderers get nothing more. The track objects stay readable, idle,
+  /// for code that holds them. Calling it again does nothing.
   public func destroy() {
     setCamera(enabled: false)
     setMicrophone(enabled: false)
     setScreenShare(enabled: false)
     guard !destroyed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    cameraTrack.release()
+    screenShareTrack.release()
+    microphoneTrack.renderers.removeAll()
     if let room = room.room {
       for publication in room.publications { room.unpublish(publication) }
     }

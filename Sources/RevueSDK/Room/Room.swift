@@ -57,15 +57,38 @@ public final class Room: Sendable {
   public var events: AsyncStream<Event> { broadcast.subscribe(bufferingPolicy: .bufferingNewest(64)) }
   private let statisticsFlag = Atomic(true)
 
-  /// Seed 000's switch for the statistics of every track, on by default. Revue's statistics
-  /// cost nothing until read (GStreamer's RTP session keeps the counters in any case, and
-  /// ``LocalTrackPublication/statistics`` reads them when asked), so the flag is kept for code
-  /// that sets it and changes nothing else.
+  /// Seed 000's switch for the statistics of every track, on by default. Setting it is a no-op:
+  /// Revue does no periodic statistics work to stop. Its statistics cost nothing until read
+  /// (GStreamer's RTP session keeps the counters in any case, and
+  /// ``LocalTrackPublication/statistics`` and ``RemoteVideoTrack/statistics`` read them when
+  /// asked), so the flag is kept for code that sets it, reads back what was set, and changes
+  /// nothing else.
   public var reportStatistics: Bool {
     get { statisticsFlag.load(ordering: .relaxed) }
     set { statisticsFlag.store(newValue, ordering: .relaxed) }
   }
   private let remotes = Mutex<[String: RemoteParticipant]>([:])
+  private let silence = Mutex<(timeout: Duration, ends: Bool)>((RTPReceiver.leaveTimeout, true))
+  /// How long a sender received with `listen` may send nothing before it has left (10 s, the
+  /// documented default; tests shorten it), for the streams opened from now on.
+  var leaveTimeout: Duration {
+    get { silence.withLock { $0.timeout } }
+    set { silence.withLock { $0.timeout = newValue } }
+  }
+
+  /// Whether a sender received with `listen` that leaves (its RTCP BYE, or 10 s of silence)
+  /// ends its participant, as seed 001 says: its tracks end, the views showing them let go of
+  /// them and clear, and the room forgets it (``RemoteParticipant/hasLeft``). True by default;
+  /// false keeps the participant and its receivers as they are, following whoever sends to the
+  /// port next (a sender that restarts after a while), as `revue receive` does. For the streams
+  /// opened from now on.
+  public var endsParticipantsThatLeave: Bool {
+    get { silence.withLock { $0.ends } }
+    set { silence.withLock { $0.ends = newValue } }
+  }
+
+  /// The silence timeout of the streams opened now; nil when senders never leave.
+  private var receiverLeaveTimeout: Duration? { silence.withLock { $0.ends ? $0.timeout : nil } }
 
   /// A room of its own, with a local participant.
   public init() {
@@ -150,11 +173,12 @@ public final class Room: Sendable {
   static let audioLatency = 50
 
   /// Receives a stream on `rtp://ADDRESS:PORT` (RTP on PORT, RTCP on PORT + 1), or SRTP on
-  /// `srtp://ADDRESS:PORT?key=BASE64` (and `&suite=aes-128-gcm`, as ``connect(to:)`` takes it);
+  /// `srtp://ADDRESS:PORT?key=BASE64` (and `&suite=aes-128-gcm`, as ``connect(to:options:)`` takes it);
   /// each sender becomes a ``RemoteParticipant``. With SRTP, a packet that fails authentication
   /// (another key, or tampered with) is dropped and counted
   /// (``RemoteVideoTrack/Statistics/packetsUnauthenticated``), and the receiver goes on.
   /// - Parameters:
+  ///   - url: where to receive: `rtp://ADDRESS:PORT` or `srtp://ADDRESS:PORT?key=BASE64`.
   ///   - codec: the stream's codec (`?codec=h264` in the URL also says it); VP8 by default.
   ///   - latency: how long a missing packet is waited for, in milliseconds (the jitter buffer's
   ///     latency).
@@ -193,9 +217,10 @@ public final class Room: Sendable {
     let address = try Self.resolve(host)
     let track = try RemoteVideoTrack(
       name: "video", codec: chosen, address: address, port: port, latency: latency, recovery: lossRecovery,
-      srtp: key, source: allowed)
+      srtp: key, source: allowed, leaveTimeout: receiverLeaveTimeout)
     let participant = RemoteParticipant(videoTrack: track, audioTrack: nil)
     remotes.withLock { $0["rtp:\(port)"] = participant }
+    forgetWhenLeft(participant)
     return participant
   }
 
@@ -204,6 +229,8 @@ public final class Room: Sendable {
   /// the payload type its `a=rtpmap` lines give the codec (the first of the `m=` line that Revue
   /// decodes), as any sender writes them (ffmpeg's RTP muxer sends Opus on 97).
   /// - Parameters:
+  ///   - sdp: the SDP text, as a sender writes it (``Room/sdp`` of a Revue room).
+  ///   - address: the local address the ports are bound on (all of them by default).
   ///   - latency: how long a missing video packet is waited for, in milliseconds (audio waits
   ///     50 ms at most).
   ///   - lossRecovery: the loss recovery used, of what the SDP offers (an `rtx` payload type
@@ -240,17 +267,18 @@ public final class Room: Sendable {
         video = try RemoteVideoTrack(
           name: "video", codec: codec, address: resolved, port: section.port, payloadTypes: section.payloadTypes,
           latency: latency, recovery: section.recovery.intersection(lossRecovery), srtp: section.key, source: allowed,
-          syncMeter: meter)
+          syncMeter: meter, leaveTimeout: receiverLeaveTimeout)
       case .opus(let channels, let stereo):
         guard audio == nil else { continue }
         audio = try RemoteAudioTrack(
           name: "audio", address: resolved, port: section.port, payloadType: section.payloadTypes.media,
           channels: channels, stereo: stereo, latency: min(latency, Self.audioLatency), srtp: section.key,
-          source: allowed, syncMeter: meter)
+          source: allowed, syncMeter: meter, leaveTimeout: receiverLeaveTimeout)
       }
     }
     let participant = RemoteParticipant(videoTrack: video, audioTrack: audio, syncMeter: meter)
     remotes.withLock { $0["sdp:\(media.first?.port ?? 0)"] = participant }
+    forgetWhenLeft(participant)
     return participant
   }
 
@@ -303,7 +331,17 @@ public final class Room: Sendable {
     return participant
   }
 
-  /// The senders received, by the key their stream was opened with.
+  /// Forgets `participant` once it has left (``RemoteParticipant/hasLeft``): it is no longer
+  /// in ``remoteParticipants``, and its receivers stop (the ports are free again).
+  private func forgetWhenLeft(_ participant: RemoteParticipant) {
+    participant.whenLeft { [weak self] participant in
+      self?.remotes.withLock { remotes in remotes = remotes.filter { $0.value !== participant } }
+      Task { await participant.stop() }
+    }
+  }
+
+  /// The senders received, by the key their stream was opened with; a sender that left is no
+  /// longer among them.
   public var remoteParticipants: [String: RemoteParticipant] { remotes.withLock { $0 } }
 
   /// Stops receiving every stream and every publication, and forgets the destination: its SRTP

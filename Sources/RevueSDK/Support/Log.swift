@@ -1,7 +1,7 @@
 import Foundation
 
 /// The SDK's log: dropped frames, refused buffers and other things that go wrong without an
-/// error to throw. Warnings and errors go to standard error; every entry goes to ``entries()``.
+/// error to throw. Warnings and errors go to standard error; every entry goes to ``entries(from:)``.
 public enum RevueLog {
   /// How much an entry matters.
   public enum Level: Int, Sendable, Hashable, Comparable, CustomStringConvertible {

@@ -66,6 +66,14 @@ public class VideoTrack: Track, @unchecked Sendable {
     for case let renderer as any ClearingRenderer in renderers.all { renderer.clearPicture() }
   }
 
+  /// Lets the track go, as seed 001's owners do (a participant that leaves, a local participant
+  /// destroyed): the views showing it clear and let go of it (their `track` reads nil), and no
+  /// renderer gets its frames from then on.
+  func release() {
+    for case let view as any ClearingRenderer in renderers.all { view.trackReleased(self) }
+    renderers.removeAll()
+  }
+
   /// Adds a renderer, held weakly: keep your own reference.
   public func add(videoRenderer: any VideoRenderer) { renderers.add(delegate: videoRenderer) }
 
@@ -100,4 +108,6 @@ public class AudioTrack: Track, @unchecked Sendable {
 protocol ClearingRenderer: VideoRenderer {
   /// Shows nothing until the next frame.
   func clearPicture()
+  /// `track` was let go of by its owner: shows nothing and lets go of it too, when it shows it.
+  func trackReleased(_ track: VideoTrack)
 }

@@ -24,8 +24,8 @@ import Synchronization
 /// of viewers. A viewer's fault ends that viewer alone; the encoder's reaches ``events``.
 ///
 /// With simulcast, smaller layers are encoded beside the full size (one encoder each), and each
-/// viewer is sent the largest its own path carries (``ViewerLayerChoice``), switched at the
-/// layer's keyframes (``LayerSwitch``).
+/// viewer is sent the largest its own path carries (`ViewerLayerChoice`), switched at the
+/// layer's keyframes (`LayerSwitch`).
 public final class WebRTCBroadcast: Sendable {
   /// What the broadcast has done.
   public struct Statistics: Sendable, Hashable {
@@ -111,11 +111,13 @@ public final class WebRTCBroadcast: Sendable {
   ///   - path: the stream's path, from `/`.
   ///   - codec: VP8 (every browser decodes it) by default, or H.264 (constrained baseline).
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - track: the video track served.
   ///   - simulcast: whether smaller layers are encoded beside the full size (LiveKit's: a
   ///     720p track gets 360p and 180p too), and each viewer is sent the largest its path
   ///     carries, as the congestion control of its own session judges from its receiver reports
   ///     (``ViewerStatistics/layer``); off by default: one encoder, the full size for everyone.
   ///   - audio: an audio track to serve beside the video, in Opus at `audioEncoding`'s bitrate.
+  ///   - audioEncoding: the audio's bitrate.
   ///   - token: the bearer token viewers must give (`Authorization: Bearer TOKEN`); nil lets
   ///     anyone watch.
   ///   - page: an HTML page served at `/` and at `path/`, where `__WHEP_ENDPOINT__` stands for

@@ -9,6 +9,8 @@ struct ReceiveCommand {
 
   func run() async throws {
     let room = Room()
+    // A sender that stops and starts again later is shown again: the command outlives it.
+    room.endsParticipantsThatLeave = false
     let remote: RemoteParticipant
     if let whep = options.whep {
       remote = try await room.watch(whep: whep, token: options.token)

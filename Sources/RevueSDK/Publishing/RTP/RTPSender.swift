@@ -80,6 +80,8 @@ final class RTPSender: MediaSink {
   let srtp: SRTPKey?
   /// The streams, in the order they were given (the full-size layer first).
   let streams: [Stream]
+  /// Where the streams go.
+  private let host: String
   let pipeline: MediaPipeline
   /// Takes the track's media to the pipeline's `appsrc`, timed by capture.
   private let feed: SourceFeed
@@ -106,6 +108,7 @@ final class RTPSender: MediaSink {
     self.name = name
     self.recovery = recovery
     self.srtp = srtp
+    self.host = host
     feed = SourceFeed(frameRate: frameRate)
     self.payloadType = payloadType
     let sent = countsCopies ? Locked<[Int]>([]) : nil
@@ -438,8 +441,28 @@ final class RTPSender: MediaSink {
     return counters
   }
 
-  /// Stops sending.
-  func stop() { pipeline.stop() }
+  /// Stops sending; a plain RTP sender says goodbye first (an RTCP BYE per stream, RFC 3550
+  /// §6.6), so that its receivers end its tracks at once rather than after their silence
+  /// timeout. An SRTP sender's receivers see the silence (GStreamer ends a session's BYE only on
+  /// end of stream, which would wait for the encoders to drain).
+  func stop() {
+    if srtp == nil {
+      for (index, stream) in streams.enumerated() {
+        _ = pipeline.pipeline.element(named: "rtcpin\(index)")?.sendDatagram(
+          Self.goodbye(ssrcs: [stream.ssrc, stream.rtxSSRC]), to: host, port: stream.port + 1)
+      }
+    }
+    pipeline.stop()
+  }
+
+  /// A compound RTCP packet of an empty receiver report from the first of `ssrcs` and a BYE
+  /// of them all (at most 31).
+  static func goodbye(ssrcs: [UInt32]) -> [UInt8] {
+    let sources = ssrcs.prefix(31).map { ssrc in withUnsafeBytes(of: ssrc.bigEndian) { Array($0) } }
+    // Version 2, no reports, RR (201), one word after the header; version 2, the sources, BYE (203).
+    return [0x80, 201, 0, 1] + sources[0] + [0x80 | UInt8(sources.count), 203, 0, UInt8(sources.count)]
+      + sources.flatMap { $0 }
+  }
 
   /// The SDES NOTE of a muted track (RFC 3550 §6.5.7: "the current state of the source"), sent
   /// in every regular RTCP report while the track is muted or its camera off; ``unmutedNote``

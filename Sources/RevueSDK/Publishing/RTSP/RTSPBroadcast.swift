@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// The encoder runs while at least one client plays: the first client's `PLAY` builds it, the
 /// last client's `TEARDOWN` (or a dropped connection, once its session times out) ends it.
-/// Frames and audio carry their capture time (``SourceFeed``), in the one running time of the
+/// Frames and audio carry their capture time (`SourceFeed`), in the one running time of the
 /// media: the server's RTCP sender reports map both streams' RTP times onto one clock, by which a
 /// client that lines streams up by them (`rtspsrc`) plays the audio in sync with the video. A
 /// fault of that media (an encoder or a socket that fails) reaches ``events``; an error ends the
@@ -62,6 +62,7 @@ public final class RTSPBroadcast: Sendable {
 
   /// Serves `track` at `rtsp://address:port/path`.
   /// - Parameters:
+  ///   - track: the video track served.
   ///   - address: the address to listen on: loopback by default (this machine's clients only);
   ///     `0.0.0.0` for every address, which shares the track with the whole network (give
   ///     `credentials` then).
@@ -72,6 +73,8 @@ public final class RTSPBroadcast: Sendable {
   ///   - audio: an audio track (a microphone) to serve beside the video, as a second stream of
   ///     the media, in `audioCodec` (Opus at 48 kHz by default, or AAC-LC) at `audioEncoding`'s
   ///     bitrate (48 kb/s by default).
+  ///   - audioCodec: the audio's codec: Opus by default, or AAC-LC.
+  ///   - audioEncoding: the audio's bitrate; 48 kb/s by default.
   ///   - credentials: the users let in; none lets anyone in.
   ///   - authentication: how users prove who they are: digest by default, which never sends the
   ///     password.

@@ -11,7 +11,7 @@ import Synchronization
 /// `webrtcbin`: ICE, DTLS-SRTP, RTCP feedback, NACKs answered with retransmissions (RTX),
 /// keyframe requests answered; the audio in Opus) set up with one HTTP exchange. A single
 /// video layer follows the path as an RTP publication does, from the endpoint's receiver
-/// reports (``BitrateController``); simulcast layers keep their bitrates, and those the
+/// reports (`BitrateController`); simulcast layers keep their bitrates, and those the
 /// endpoint's estimate of the path cannot carry are paused (``layersSent``). There is no FEC:
 /// ``Statistics/adaptiveBitrate`` and ``Statistics/lossRecovery`` say what is on.
 ///
@@ -84,11 +84,13 @@ public final class WHIPPublication: Sendable {
   /// - Parameters:
   ///   - url: `whip+https://HOST/PATH` (or `whip+http://` for a local test endpoint); plain
   ///     `https://` and `http://` are taken too.
+  ///   - track: the video track sent.
   ///   - token: the bearer token the endpoint wants, if any.
   ///   - audio: an audio track to send beside the video, in Opus (`audioEncoding`, 48 kb/s by
   ///     default, with in-band FEC).
   ///   - codec: VP8 by default, or H.264 (constrained baseline).
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - audioEncoding: the audio's bitrate; 48 kb/s by default.
   ///   - simulcast: whether smaller layers are offered beside the full size (LiveKit's rule:
   ///     three layers from a longer side of 960, two from 480), each encoded on its own and
   ///     told apart by its RID, as browsers publish to an SFU. They are sent only if the
