@@ -174,7 +174,7 @@ public final class StreamOutput: Sendable {
   static func tail(for destination: Destination, audioCodec: AudioCodec) throws(RevueError) -> ElementChain {
     switch destination {
     case .srt(let host, let port, let mode, let options):
-      guard (mode == .listener ? 0 : 1)...65535 ~= port else {
+      guard (1...65535).contains(port) else {
         throw RevueError(.invalidInput, "the SRT port \(port) is not 1–65535")
       }
       guard !host.isEmpty || mode == .listener, !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "?" })
