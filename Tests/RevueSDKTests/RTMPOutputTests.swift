@@ -1,0 +1,167 @@
+import Foundation
+import RevueLab
+import RevueProcess
+import RevueSDKTestSupport
+import RevueTestSupport
+import Testing
+
+@testable import RevueSDK
+
+/// Issue 31's RTMP: a camera and a microphone sent by `StreamOutput` in FLV (H.264, AAC) to a
+/// real RTMP server, Debian's nginx with its RTMP module, started here on loopback with a
+/// config of its own in a temporary directory; it records what it is sent, which ffmpeg reads
+/// back. A server restart in the middle: the output connects again within 5 s.
+@Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTMPOutputTests {
+  init() { TestEnvironment.prepare() }
+
+  /// nginx serving RTMP on `127.0.0.1:port`, application `live`, recording each published
+  /// stream into `directory` (one FLV file a publication), logging to standard error.
+  struct Nginx {
+    let directory: URL
+    let port: Int
+
+    /// A server on a free port, recording into a new temporary directory.
+    init() throws {
+      directory = FileManager.default.temporaryDirectory.appendingPathComponent("revue-rtmp-\(UUID().uuidString)")
+      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+      port = FreePorts.tcp()
+      let config = """
+        master_process off;
+        pid \(directory.path)/nginx.pid;
+        error_log stderr info;
+        load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+        events { worker_connections 64; }
+        rtmp {
+          server {
+            listen 127.0.0.1:\(port);
+            application live { live on; record all; record_path \(directory.path); record_unique on; }
+          }
+        }
+        """
+      try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+    }
+
+    /// Starts it (no root paths: its prefix, pid and logs are the directory's) and waits until
+    /// it listens.
+    func start() async throws -> ChildProcess {
+      let nginx = try ChildProcess(
+        URL(fileURLWithPath: "/usr/sbin/nginx"),
+        [
+          "-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path, "-e", "stderr", "-g",
+          "daemon off;",
+        ])
+      try await nginx.waitForError(containing: "event method", within: 10)
+      return nginx
+    }
+
+    /// The frames ffmpeg decodes from each recording, oldest first.
+    func recordedFrames() async throws -> [Int] {
+      let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".flv") }
+        .sorted()
+      var frames: [Int] = []
+      for file in files {
+        let read = try await ChildProcess.run(
+          URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+          ["-hide_banner", "-i", directory.appendingPathComponent(file).path, "-map", "0:v", "-f", "framecrc", "-"],
+          within: 30)
+        #expect(read.status == 0, "\(file): \(read.error.suffix(600))")
+        #expect(read.error.contains("Audio: aac"), "\(file): \(read.error.suffix(600))")
+        frames.append(read.output.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains(",") }.count)
+      }
+      return frames
+    }
+  }
+
+  /// A camera at 640×480, 30 fps, and a microphone, capturing.
+  static func tracks(_ camera: CaptureDevice) async throws -> (LocalVideoTrack, LocalAudioTrack) {
+    let track = try await RTSPBroadcastTests.camera(camera)
+    let microphone = LocalAudioTrack.createMicrophoneTrack(
+      options: .preset(.musicStandard, device: try await TestCameras.addMicrophone("RTMP Mic")))
+    try await microphone.capturer?.startCapture()
+    return (track, microphone)
+  }
+
+  /// 5 s of a camera and its microphone: at least 95 % of the frames sent are in nginx's
+  /// recording, and decode.
+  @Test func nginxRecordsTheFramesSent() async throws {
+    let nginx = try Nginx()
+    defer { try? FileManager.default.removeItem(at: nginx.directory) }
+    let server = try await nginx.start()
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let (camera, microphone) = try await Self.tracks(devices[0])
+      let counter = FrameCounter(until: 150)
+      camera.add(videoRenderer: counter)
+      let output = try StreamOutput(
+        track: camera, audio: microphone, to: .rtmp(URL(string: "rtmp://127.0.0.1:\(nginx.port)/live/key")!),
+        encoding: VideoEncoding(maxBitrate: 1_000_000, maxFps: 30))
+      try await server.waitForError(containing: "publish: name='key'", within: 10)
+      try await withDeadline(20, "150 frames captured") { await counter.waitForAll() }
+      await output.stop()
+      try await server.waitForError(containing: "disconnect", within: 10)
+      _ = await server.stop()
+      try await camera.capturer?.stopCapture()
+      try await microphone.capturer?.stopCapture()
+      let sent = output.statistics.framesSent
+      let recorded = try await nginx.recordedFrames()
+      print("RTMP: nginx recorded \(recorded) of \(sent) frames sent")
+      #expect(recorded.count == 1 && output.statistics.reconnections == 0)
+      #expect(Double(recorded.reduce(0, +)) >= Double(sent) * 0.95, "\(recorded) of \(sent)")
+    }
+  }
+
+  /// nginx stopped in the middle and started again: the output reports the fault and its
+  /// reconnection, and publishes again within 5 s of the restart; the second recording holds
+  /// what was sent after it.
+  @Test func aServerRestartResumesWithinFiveSeconds() async throws {
+    let nginx = try Nginx()
+    defer { try? FileManager.default.removeItem(at: nginx.directory) }
+    let first = try await nginx.start()
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let (camera, microphone) = try await Self.tracks(devices[0])
+      let output = try StreamOutput(
+        track: camera, audio: microphone, to: .rtmp(URL(string: "rtmp://127.0.0.1:\(nginx.port)/live/key")!),
+        encoding: VideoEncoding(maxBitrate: 1_000_000, maxFps: 30))
+      let events = output.events
+      try await first.waitForError(containing: "publish: name='key'", within: 10)
+      let before = FrameCounter(until: 60)
+      camera.add(videoRenderer: before)
+      try await withDeadline(10, "60 frames captured") { await before.waitForAll() }
+      camera.remove(videoRenderer: before)
+      let stopped = ContinuousClock.now
+      _ = await first.stop()
+      let second = try await nginx.start()
+      let restarted = ContinuousClock.now
+      try await second.waitForError(containing: "publish: name='key'", within: 10)
+      let resumed = ContinuousClock.now
+      let sentBefore = output.statistics.framesSent
+      let after = FrameCounter(until: 90)
+      camera.add(videoRenderer: after)
+      try await withDeadline(10, "90 more frames captured") { await after.waitForAll() }
+      await output.stop()
+      try await second.waitForError(containing: "disconnect", within: 10)
+      _ = await second.stop()
+      try await camera.capturer?.stopCapture()
+      try await microphone.capturer?.stopCapture()
+      // Every event up to the end (the stop's state change).
+      let seen = try await withDeadline(5, "the output's events up to its end") {
+        var seen: [StreamEvent] = []
+        for await event in events {
+          seen.append(event)
+          if case .state = event { break }
+        }
+        return seen
+      }
+      let recorded = try await nginx.recordedFrames()
+      let sentAfter = output.statistics.framesSent - sentBefore
+      print(
+        "RTMP: published again \(resumed - restarted) after nginx restarted (\(resumed - stopped) after it stopped);"
+          + " recorded \(recorded) frames, \(sentAfter) sent after the restart")
+      #expect(resumed - restarted < .seconds(5))
+      #expect(seen.contains { if case .reconnecting(attempt: 1, _) = $0 { true } else { false } }, "\(seen)")
+      #expect(seen.contains { if case .reconnected = $0 { true } else { false } }, "\(seen)")
+      #expect(output.statistics.reconnections >= 1 && output.statistics.pipelinesStarted >= 2)
+      #expect(recorded.count == 2, "\(recorded)")
+      #expect(recorded.count == 2 && Double(recorded[1]) >= Double(sentAfter) * 0.95, "\(recorded), \(sentAfter)")
+    }
+  }
+}
