@@ -109,6 +109,36 @@ import Testing
     }
   }
 
+  /// An output started before its server is up reports the refused connection and tries
+  /// again, after 1 s, then 2 s: it publishes once nginx is there, and says so
+  /// (`.reconnected`, when its sink has sent).
+  @Test func aServerNotUpYetIsTriedAgain() async throws {
+    let nginx = try Nginx()
+    defer { try? FileManager.default.removeItem(at: nginx.directory) }
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let camera = try await RTSPBroadcastTests.camera(devices[0])
+      let output = try StreamOutput(
+        track: camera, to: .rtmp(URL(string: "rtmp://127.0.0.1:\(nginx.port)/live/key")!))
+      let events = output.events
+      try await withDeadline(10, "a first attempt again") {
+        for await event in events {
+          if case .reconnecting(attempt: 1, after: .seconds(1)) = event { return }
+        }
+      }
+      let server = try await nginx.start()
+      try await server.waitForError(containing: "publish: name='key'", within: 10)
+      try await withDeadline(10, "the output to say it is connected again") {
+        for await event in events {
+          if case .reconnected = event { return }
+        }
+      }
+      #expect(output.state == .running && output.statistics.reconnections >= 1)
+      await output.stop()
+      _ = await server.stop()
+      try await camera.capturer?.stopCapture()
+    }
+  }
+
   /// nginx stopped in the middle and started again: the output reports the fault and its
   /// reconnection, and publishes again within 5 s of the restart; the second recording holds
   /// what was sent after it.

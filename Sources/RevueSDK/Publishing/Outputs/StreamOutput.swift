@@ -96,9 +96,10 @@ public final class StreamOutput: Sendable {
   ///   - audioCodec: AAC-LC by default (what every SRT and RTMP receiver plays); Opus only over
   ///     SRT.
   /// - Throws: ``RevueError``: `.invalidInput` for an SRT port, latency or passphrase out of
-  ///   range, an RTMP URL without an application and a key, or Opus over RTMP; `.gstreamer` or
-  ///   `.network` when the pipeline cannot start (a caller that finds no listener, a server that
-  ///   refuses the connection). Nothing is left running then.
+  ///   range, an RTMP URL without an application and a key, or Opus over RTMP; `.gstreamer`
+  ///   for an element this machine lacks, `.network` for an address that cannot be used.
+  ///   Nothing is left running then. A listener not there yet, or a server that refuses, is a
+  ///   fault like a dropped connection: the output tries again (see ``events``).
   public init(
     track: LocalVideoTrack, audio: LocalAudioTrack? = nil, to destination: Destination,
     encoding: VideoEncoding? = nil, audioEncoding: AudioEncoding = .presetMusic, audioCodec: AudioCodec = .aac
@@ -287,8 +288,10 @@ public final class StreamOutput: Sendable {
       audio?.attach(sound)
     }
 
-    /// A pipeline of the recipe, playing.
-    private func build() throws(GStreamerError) -> MediaPipeline {
+    /// A pipeline of the recipe, playing; for a reconnection, `attempt` is its number, which
+    /// ``StreamEvent/reconnected(attempt:)`` gives once the sink has sent (see
+    /// ``watchConnection(of:attempt:)``).
+    private func build(attempt: Int? = nil) throws(GStreamerError) -> MediaPipeline {
       let media = MediaPipeline(name: "stream-output") { [weak self] fault in self?.fault(fault) }
       // The sources hold a second of media, not two frames as a real-time transport's: the
       // muxer holds the first frames until the audio's first come (and the encoders start),
@@ -301,6 +304,7 @@ public final class StreamOutput: Sendable {
       do {
         let video = try media.addMedia(from: frames, source: videoSource, branches: [("video", recipe.video)])
         let tail = try recipe.tail.add(to: media.pipeline)
+        if let attempt, let sink = tail.last { watchConnection(of: sink, attempt: attempt) }
         try video[0].link(tail[0])
         if let chain = recipe.audio {
           let branch = try media.addMedia(
@@ -356,7 +360,7 @@ public final class StreamOutput: Sendable {
       let old = state.withLock { $0.media.take() }
       old?.stop()
       do {
-        let media = try build()
+        let media = try build(attempt: attempt)
         let kept = state.withLock { state in
           guard !state.stopped else { return false }
           state.media = media
@@ -365,12 +369,27 @@ public final class StreamOutput: Sendable {
           return true
         }
         guard kept else { return media.stop() }
-        RevueLog.log(.info, "Output", "reconnected (attempt \(attempt))")
-        status.note(.reconnected(attempt: attempt))
       } catch {
         status.report(MediaFault(severity: .warning, element: "stream-output", message: "\(error)"), ends: false)
         state.withLock { $0.started = ContinuousClock.now - Self.steadyTime / 2 }
         scheduleReconnection()
+      }
+    }
+
+    /// Sends ``StreamEvent/reconnected(attempt:)`` when the second buffer reaches `sink`: the
+    /// first was sent, over a connection (rtmp2sink and a calling srtsink connect when they
+    /// start, asynchronously, and fail the first buffer when they cannot), so playing is not
+    /// yet connected.
+    private func watchConnection(of sink: Element, attempt: Int) {
+      let buffers = Locked(0)
+      sink.staticPad("sink")?.addProbe(.buffer) { [weak self] _, _ in
+        let count = buffers.value.withLock { count in
+          count += 1
+          return count
+        }
+        guard count >= 2 else { return .ok }
+        self?.status.note(.reconnected(attempt: attempt))
+        return .remove
       }
     }
 
