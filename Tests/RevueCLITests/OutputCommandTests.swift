@@ -7,8 +7,8 @@ import Testing
 
 @testable import revue
 
-/// `revue stream --to srt://…` and `revue serve --srt`: their options, and the test pattern
-/// served to an SRT caller that no one here wrote (ffmpeg).
+/// `revue stream --to srt://…`, `--to rtmp://…` and `revue serve --srt`: their options, and the
+/// test pattern sent to receivers that no one here wrote (ffmpeg's SRT, nginx's RTMP).
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct OutputCommandTests {
   @Test(.tier(.unit)) func streamOptions() throws {
     let srt = try #require(
@@ -85,5 +85,56 @@ import Testing
     let exit = await server.stop()
     #expect(exit.status == 0, "\(exit.error)")
     #expect(exit.error.contains("revue: served "), "\(exit.error)")
+  }
+
+  /// `revue stream --test-pattern --audio --to srt://…` to ffmpeg's listener: ffmpeg decodes
+  /// the video and finds the AAC audio; the node says what it sent.
+  @Test(.tier(.interop)) func streamToSRT() async throws {
+    let port = FreePorts.rtp()
+    let ffmpeg = try ChildProcess(
+      URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+      [
+        "-hide_banner", "-nostats", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-map", "0:v", "-frames:v", "45",
+        "-f", "null", "-",
+      ])
+    let sender = try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to", "srt://127.0.0.1:\(port)", "--duration",
+        "40",
+      ])
+    let played = try await ffmpeg.exit(within: 30)
+    #expect(played.status == 0 && played.error.contains("frame=   45"), "\(played.error.suffix(600))")
+    #expect(played.error.contains("Audio: aac"), "\(played.error.suffix(600))")
+    let exit = await sender.stop()
+    #expect(exit.status == 0, "\(exit.error)")
+    #expect(exit.error.contains("audio buffers in MPEG-TS over SRT,"), "\(exit.error)")
+  }
+
+  /// `revue stream --test-pattern --audio --to rtmp://…` to nginx: it publishes, nginx records
+  /// video that ffmpeg decodes, with AAC audio.
+  @Test(.tier(.interop)) func streamToRTMP() async throws {
+    let nginx = try NginxRTMP()
+    defer { try? FileManager.default.removeItem(at: nginx.directory) }
+    let server = try await nginx.start()
+    let sender = try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to",
+        "rtmp://127.0.0.1:\(nginx.port)/live/key", "--duration", "40",
+      ])
+    try await sender.waitForError(containing: "in FLV over RTMP to rtmp://127.0.0.1:\(nginx.port)/live/…", within: 30)
+    try await server.waitForError(containing: "publish: name='key'", within: 20)
+    // A second of frames, once published: the status line counts them.
+    let before = try await sender.waitForOutput(within: 10, for: "a status line") { $0.contains("\n") }
+    _ = try await sender.waitForOutput(within: 10, for: "two more status lines") {
+      $0.count(where: { $0 == "\n" }) >= before.count(where: { $0 == "\n" }) + 2
+    }
+    let exit = await sender.stop()
+    #expect(exit.status == 0, "\(exit.error)")
+    try await server.waitForError(containing: "disconnect", within: 10)
+    _ = await server.stop()
+    let recorded = try await nginx.recordedFrames()
+    #expect(recorded.count == 1 && recorded[0] >= 30, "\(recorded)")
   }
 }

@@ -14,64 +14,6 @@ import Testing
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTMPOutputTests {
   init() { TestEnvironment.prepare() }
 
-  /// nginx serving RTMP on `127.0.0.1:port`, application `live`, recording each published
-  /// stream into `directory` (one FLV file a publication), logging to standard error.
-  struct Nginx {
-    let directory: URL
-    let port: Int
-
-    /// A server on a free port, recording into a new temporary directory.
-    init() throws {
-      directory = FileManager.default.temporaryDirectory.appendingPathComponent("revue-rtmp-\(UUID().uuidString)")
-      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-      port = FreePorts.tcp()
-      let config = """
-        master_process off;
-        pid \(directory.path)/nginx.pid;
-        error_log stderr info;
-        load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-        events { worker_connections 64; }
-        rtmp {
-          server {
-            listen 127.0.0.1:\(port);
-            application live { live on; record all; record_path \(directory.path); record_unique on; }
-          }
-        }
-        """
-      try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-    }
-
-    /// Starts it (no root paths: its prefix, pid and logs are the directory's) and waits until
-    /// it listens.
-    func start() async throws -> ChildProcess {
-      let nginx = try ChildProcess(
-        URL(fileURLWithPath: "/usr/sbin/nginx"),
-        [
-          "-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path, "-e", "stderr", "-g",
-          "daemon off;",
-        ])
-      try await nginx.waitForError(containing: "event method", within: 10)
-      return nginx
-    }
-
-    /// The frames ffmpeg decodes from each recording, oldest first.
-    func recordedFrames() async throws -> [Int] {
-      let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".flv") }
-        .sorted()
-      var frames: [Int] = []
-      for file in files {
-        let read = try await ChildProcess.run(
-          URL(fileURLWithPath: "/usr/bin/ffmpeg"),
-          ["-hide_banner", "-i", directory.appendingPathComponent(file).path, "-map", "0:v", "-f", "framecrc", "-"],
-          within: 30)
-        #expect(read.status == 0, "\(file): \(read.error.suffix(600))")
-        #expect(read.error.contains("Audio: aac"), "\(file): \(read.error.suffix(600))")
-        frames.append(read.output.split(separator: "\n").filter { !$0.hasPrefix("#") && $0.contains(",") }.count)
-      }
-      return frames
-    }
-  }
-
   /// A camera at 640×480, 30 fps, and a microphone, capturing.
   static func tracks(_ camera: CaptureDevice) async throws -> (LocalVideoTrack, LocalAudioTrack) {
     let track = try await RTSPBroadcastTests.camera(camera)
@@ -84,7 +26,7 @@ import Testing
   /// 5 s of a camera and its microphone: at least 95 % of the frames sent are in nginx's
   /// recording, and decode.
   @Test func nginxRecordsTheFramesSent() async throws {
-    let nginx = try Nginx()
+    let nginx = try NginxRTMP()
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     let server = try await nginx.start()
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
@@ -113,7 +55,7 @@ import Testing
   /// again, after 1 s, then 2 s: it publishes once nginx is there, and says so
   /// (`.reconnected`, when its sink has sent).
   @Test func aServerNotUpYetIsTriedAgain() async throws {
-    let nginx = try Nginx()
+    let nginx = try NginxRTMP()
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let camera = try await RTSPBroadcastTests.camera(devices[0])
@@ -143,7 +85,7 @@ import Testing
   /// reconnection, and publishes again within 5 s of the restart; the second recording holds
   /// what was sent after it.
   @Test func aServerRestartResumesWithinFiveSeconds() async throws {
-    let nginx = try Nginx()
+    let nginx = try NginxRTMP()
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     let first = try await nginx.start()
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in

@@ -154,7 +154,7 @@ public final class StreamOutput: Sendable {
   /// Ends the stream the way a receiver expects, then stops: the encoders finish their last
   /// frame, the muxer its last packet, RTMP's server is told the stream ends; over SRT the
   /// connection is closed only once the receiver's latency has passed, so that it plays the
-  /// last frames rather than drop them with the connection. Waits 2 s at most (plus the SRT
+  /// last frames rather than drop them with the connection. Waits 1 s at most (plus the SRT
   /// latency); the tracks go on.
   public func stop() async {
     await output.finish(drainingFor: drainTime)
@@ -199,6 +199,10 @@ public final class StreamOutput: Sendable {
           // A listener sends to whoever is connected, and drops what comes while no one is; a
           // caller starts once connected (else the first keyframe goes nowhere).
           "wait-for-connection": .bool(mode == .caller),
+          // A dropped connection is a fault the output handles as any other (events, waits of
+          // 1, 2, 4 s), not srtsink's own silent retry in its streaming thread, which also held
+          // up the end of the stream.
+          "auto-reconnect": .bool(false),
         ])
       if let passphrase = options.passphrase {
         sink.set("passphrase", .string(passphrase))
@@ -249,6 +253,9 @@ public final class StreamOutput: Sendable {
 
     /// A pipeline that ran this long without a fault starts the waits again from 1 s.
     static let steadyTime = Duration.seconds(10)
+    /// How long the end of the stream may take to pass the encoders, the muxer and the sink:
+    /// a process asked to stop has 2 s in all.
+    static let endTime = Duration.seconds(1)
     /// The longest wait between two attempts.
     static let longestWait = Duration.seconds(4)
 
@@ -393,8 +400,8 @@ public final class StreamOutput: Sendable {
       }
     }
 
-    /// Ends the stream (end-of-stream through the pipeline, waited for up to 2 s), waits
-    /// `drain` more for the receiver, then stops.
+    /// Ends the stream (end-of-stream through the pipeline, waited for up to ``endTime``),
+    /// waits `drain` more for the receiver when it passed, then stops.
     func finish(drainingFor drain: Duration) async {
       let media = state.withLock { state in
         state.stopped = true
@@ -409,9 +416,9 @@ public final class StreamOutput: Sendable {
         }
         try? source.endOfStream()
         try? sound.source?.endOfStream()
-        _ = await Self.first(of: ended.stream, within: .seconds(2))
+        let drained = await Self.first(of: ended.stream, within: Self.endTime)
         media.pipeline.bus.removeSyncHandler(token)
-        if drain > .zero { try? await Task.sleep(for: drain) }
+        if drained && drain > .zero { try? await Task.sleep(for: drain) }
       }
       stop()
     }
