@@ -79,15 +79,20 @@ import Testing
   }
 
   /// An output that listens (`revue serve --srt`) serves ffmpeg, then GStreamer's `srtsrc`
-  /// after ffmpeg left, both with the passphrase; a caller without it gets nothing.
+  /// after ffmpeg left, both with the passphrase, the audio in Opus; a caller without it gets
+  /// nothing.
   @Test func aListenerServesOneCallerAfterAnotherWithAPassphrase() async throws {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let camera = try await RTSPBroadcastTests.camera(devices[0])
+      let microphone = LocalAudioTrack.createMicrophoneTrack(
+        options: .preset(.musicStandard, device: try await TestCameras.addMicrophone("SRT Opus Mic")))
+      try await microphone.capturer?.startCapture()
       let port = FreePorts.rtp()
       let passphrase = "correct-horse-battery"
       let output = try StreamOutput(
-        track: camera,
-        to: .srt(host: "127.0.0.1", port: port, mode: .listener, options: .init(passphrase: passphrase)))
+        track: camera, audio: microphone,
+        to: .srt(host: "127.0.0.1", port: port, mode: .listener, options: .init(passphrase: passphrase)),
+        audioCodec: .opus)
       let ffmpeg = try ChildProcess(
         URL(fileURLWithPath: "/usr/bin/ffmpeg"),
         [
@@ -98,6 +103,7 @@ import Testing
       let first = try await ffmpeg.exit(within: 20)
       #expect(first.status == 0, "\(first.error.suffix(800))")
       #expect(Self.frames(first.output) == 60, "\(first.error.suffix(800))")
+      #expect(first.error.contains("Audio: opus"), "\(first.error.suffix(800))")
       let gstreamer = try ChildProcess(
         URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"),
         [
@@ -114,6 +120,7 @@ import Testing
       #expect(output.state == .running)
       await output.stop()
       try await camera.capturer?.stopCapture()
+      try await microphone.capturer?.stopCapture()
     }
   }
 
