@@ -142,5 +142,14 @@ import Testing
     #expect {
       _ = try StreamOutput(track: track, to: .rtmp(URL(string: "rtmp://127.0.0.1/live/key")!), audioCodec: .opus)
     } throws: { ($0 as? RevueError)?.kind == .invalidInput }
+    // A listener on a port another one holds cannot start: a network error, nothing left running.
+    let port = FreePorts.rtp()
+    let first = try StreamOutput(track: track, to: .srt(host: "127.0.0.1", port: port, mode: .listener))
+    #expect {
+      _ = try StreamOutput(track: track, to: .srt(host: "127.0.0.1", port: port, mode: .listener))
+    } throws: { error in
+      (error as? RevueError)?.kind == .network && "\(error)".contains("srt://127.0.0.1:\(port)")
+    }
+    await first.stop()
   }
 }

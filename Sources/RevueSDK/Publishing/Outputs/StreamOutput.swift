@@ -134,7 +134,7 @@ public final class StreamOutput: Sendable {
     } catch {
       output.stop()
       status.stopped()
-      let kind: RevueError.Kind = error.isMissingElement ? .gstreamer : .network
+      let kind: RevueError.Kind = error.isStartFailure ? .network : .gstreamer
       throw RevueError(kind, "cannot send to \(destination)", underlying: error)
     }
   }
@@ -456,8 +456,9 @@ public final class StreamOutput: Sendable {
 }
 
 extension GStreamerError {
-  /// Whether the error is an element this machine does not have.
-  fileprivate var isMissingElement: Bool {
-    if case .elementNotFound = self { true } else { false }
+  /// Whether the pipeline was built but could not start: its sink could not use the address
+  /// (in use, not this host's), not a missing element or a chain that does not link.
+  fileprivate var isStartFailure: Bool {
+    if case .stateChangeFailed = self { true } else { false }
   }
 }
