@@ -117,7 +117,27 @@ import Testing
         ["-hide_banner", "-nostats", "-i", "srt://127.0.0.1:\(port)", "-frames:v", "1", "-f", "null", "-"])
       let refused = try await stranger.exit(within: 20)
       #expect(refused.status != 0, "a caller without the passphrase decoded the stream")
+      // Each caller is sent a keyframe as it joins: srtsrc decodes its first frame within
+      // 0.4–0.5 s here, where it waited for the next of the keyframes 2 s apart before
+      // (0.8–2.4 s).
+      var firstFrames: [Duration] = []
+      for _ in 0..<3 {
+        let start = ContinuousClock.now
+        let join = try ChildProcess(
+          URL(fileURLWithPath: "/usr/bin/gst-launch-1.0"),
+          [
+            "-q", "srtsrc", "uri=srt://127.0.0.1:\(port)", "passphrase=\(passphrase)", "!", "tsdemux", "!",
+            "h264parse", "!", "avdec_h264", "!", "identity", "eos-after=1", "!", "fakesink",
+          ])
+        let joined = try await join.exit(within: 20)
+        #expect(joined.status == 0, "srtsrc: \(joined.error.suffix(800))")
+        firstFrames.append(ContinuousClock.now - start)
+      }
+      print("SRT: a joining srtsrc decoded its first frame after \(firstFrames)")
+      #expect(firstFrames.allSatisfy { $0 < .milliseconds(1500) }, "\(firstFrames)")
       #expect(output.state == .running)
+      // ffmpeg and the srtsrc joined (the caller without the passphrase never did).
+      #expect(output.statistics.callersJoined == 5)
       await output.stop()
       try await camera.capturer?.stopCapture()
       try await microphone.capturer?.stopCapture()

@@ -78,6 +78,8 @@ public final class StreamOutput: Sendable {
     public var pipelinesStarted: Int
     /// Faults that made the output build its pipeline again.
     public var reconnections: Int
+    /// SRT callers that connected to a listening output, each sent a keyframe at once.
+    public var callersJoined: Int
   }
 
   /// Where the media goes.
@@ -248,6 +250,7 @@ public final class StreamOutput: Sendable {
       var started = ContinuousClock.now
       var pipelinesStarted = 0
       var reconnections = 0
+      var callersJoined = 0
       var stopped = false
     }
 
@@ -279,7 +282,7 @@ public final class StreamOutput: Sendable {
       state.withLock { state in
         Statistics(
           framesSent: frames.framesSent, audioBuffersSent: sound.framesSent, pipelinesStarted: state.pipelinesStarted,
-          reconnections: state.reconnections)
+          reconnections: state.reconnections, callersJoined: state.callersJoined)
       }
     }
 
@@ -312,6 +315,7 @@ public final class StreamOutput: Sendable {
         let video = try media.addMedia(from: frames, source: videoSource, branches: [("video", recipe.video)])
         let tail = try recipe.tail.add(to: media.pipeline)
         if let attempt, let sink = tail.last { watchConnection(of: sink, attempt: attempt) }
+        if let sink = tail.last, sink.factoryName == "srtsink" { keyframeOnJoin(of: sink, encoder: video[0]) }
         try video[0].link(tail[0])
         if let chain = recipe.audio {
           let branch = try media.addMedia(
@@ -380,6 +384,19 @@ public final class StreamOutput: Sendable {
         status.report(MediaFault(severity: .warning, element: "stream-output", message: "\(error)"), ends: false)
         state.withLock { $0.started = ContinuousClock.now - Self.steadyTime / 2 }
         scheduleReconnection()
+      }
+    }
+
+    /// Asks the encoder in `branch` for a keyframe each time a caller connects to `sink` (a
+    /// listening `srtsink`): the caller starts at once, not at the next of the keyframes that
+    /// come every 2 s.
+    private func keyframeOnJoin(of sink: Element, encoder branch: Bin) {
+      // The branch's output pad, held by the handler (which the sink holds): a wrapper of the
+      // branch held weakly is gone once the pipeline is built.
+      guard let output = branch.staticPad("src") else { return }
+      sink.onSRTCallerAdded { [weak self] in
+        self?.state.withLock { $0.callersJoined += 1 }
+        VideoEncoder.requestKeyframe(upstreamOf: output)
       }
     }
 
