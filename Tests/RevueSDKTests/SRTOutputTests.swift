@@ -73,7 +73,9 @@ import Testing
     let conditions = LinkConditions(loss: loss, delay: .milliseconds(loss > 0 ? 10 : 0))
     let (sent, decoded, log, statistics) = try await Self.send(through: conditions, seed: seed)
     print("SRT at \(Int(loss * 100)) % loss: ffmpeg decoded \(decoded) of \(sent) frames sent")
-    #expect(sent >= 150)
+    // The caller starts sending once ffmpeg listens behind the link: a second of the 6 may go
+    // before it does.
+    #expect(sent >= 120)
     #expect(statistics.reconnections == 0)
     #expect(Double(decoded) >= Double(sent) * (loss > 0 ? 0.99 : 0.995), "\(decoded) of \(sent): \(log.suffix(1200))")
   }
