@@ -67,8 +67,8 @@ enum Command: Equatable, ProgramCommand {
                        `serve --webrtc`, MediaMTX, ...; --token-file its bearer token), video
                        and audio, without the RTP options; it ends when the session fails
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
-            [--webrtc [ADDRESS:]PORT [--token-file F]] [--srt [ADDRESS:]PORT [--srt-latency MS]
-            [--srt-passphrase-file F]] [--no-auth]
+            [--webrtc [ADDRESS:]PORT [--token-file F] [--simulcast]] [--srt [ADDRESS:]PORT
+            [--srt-latency MS] [--srt-passphrase-file F]] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
             [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]] [--duration S]
             [--json]
@@ -87,9 +87,10 @@ enum Command: Equatable, ProgramCommand {
                        encoder (default VP8); --token (or --token-file, REVUE_WEBRTC_TOKEN)
                        asks viewers for a bearer token (the page reads #token=T); on loopback
                        unless an ADDRESS is given, and on another only with a token, or
-                       --no-auth; --srt serves SRT callers MPEG-TS (H.264), on loopback unless
-                       an ADDRESS is given, and on another only with a passphrase, or
-                       --no-auth; Ctrl-C stops
+                       --no-auth; --simulcast encodes smaller layers too (360p, 180p under
+                       720p) and sends each viewer the largest its path carries; --srt serves
+                       SRT callers MPEG-TS (H.264), on loopback unless an ADDRESS is given, and
+                       on another only with a passphrase, or --no-auth; Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]

@@ -8,12 +8,14 @@ for Revue's WebRTC broadcast tests: it POSTs a receive-only offer (video, and au
     location URL             the session's URL (201)
     frames N                 every 10 video frames decoded
     audio frames N           every 50 audio frames decoded (20 ms each)
+    size WxH                 the decoded picture's size, at the first frame and at each change
+    fps N second S           with --fps: the video frames decoded in each second S of media
     done frames F audio A    after --seconds of media, before it DELETEs the session (unless
                              --no-delete, which leaves it as a closed tab would)
     deleted CODE             the DELETE's status
 
     whep_viewer.py URL [--token T] [--seconds S] [--no-audio] [--no-delete] [--body-file F]
-                       [--drop-percent P]
+                       [--drop-percent P] [--fps]
 
 --body-file: POSTs that file as the offer instead (for malformed offers). --drop-percent: aiortc's
 receivers drop P% of the video packets that arrive (seeded), as whip_endpoint.py's do, and the
@@ -64,6 +66,7 @@ async def main():
     parser.add_argument("--no-delete", action="store_true")
     parser.add_argument("--body-file")
     parser.add_argument("--drop-percent", type=float)
+    parser.add_argument("--fps", action="store_true")
     options = parser.parse_args()
     if options.drop_percent:
         lose(options.drop_percent)
@@ -73,14 +76,18 @@ async def main():
 
     pc = RTCPeerConnection()
     counts = {"video": 0, "audio": 0}
+    size = [None]
 
     async def consume(track):
         while True:
             try:
-                await track.recv()
+                frame = await track.recv()
             except Exception:
                 return
             counts[track.kind] += 1
+            if track.kind == "video" and (frame.width, frame.height) != size[0]:
+                size[0] = (frame.width, frame.height)
+                say(f"size {frame.width}x{frame.height}")
             if track.kind == "video" and counts["video"] % 10 == 0:
                 say(f"frames {counts['video']}")
             if track.kind == "audio" and counts["audio"] % 50 == 0:
@@ -110,7 +117,20 @@ async def main():
             resource = str(response.url.join(aiohttp.client.URL(location)))
             say(f"location {resource}")
         await pc.setRemoteDescription(RTCSessionDescription(sdp=text, type="answer"))
-        await asyncio.sleep(options.seconds)
+        if options.fps:
+            # Each second's frames, from the first frame on (10 s at most waited for).
+            loop = asyncio.get_running_loop()
+            waited = loop.time() + 10
+            while counts["video"] == 0 and loop.time() < waited:
+                await asyncio.sleep(0.01)
+            start = loop.time()
+            last = 0
+            for second in range(1, int(options.seconds) + 1):
+                await asyncio.sleep(max(0, start + second - loop.time()))
+                say(f"fps {counts['video'] - last} second {second}")
+                last = counts["video"]
+        else:
+            await asyncio.sleep(options.seconds)
         losses = f" lost {LOSS['lost']} nacked {LOSS['nacked']} retransmitted {LOSS['retransmitted']}"
         say(f"done frames {counts['video']} audio {counts['audio']}" + (losses if options.drop_percent else ""))
         if options.no_delete:

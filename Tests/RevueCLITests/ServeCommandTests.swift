@@ -19,7 +19,8 @@ import Testing
     // the environment.
     let webrtc = try #require(try ServeOptions.parse(["--webrtc", "8889", "--token", "t1"]))
     #expect(webrtc.webrtc?.address == "127.0.0.1" && webrtc.webrtc?.port == 8889 && webrtc.rtsp == nil)
-    #expect(webrtc.token == "t1")
+    #expect(webrtc.token == "t1" && !webrtc.simulcast)
+    #expect(try ServeOptions.parse(["--webrtc", "8889", "--simulcast"])?.simulcast == true)
     let both = try #require(
       try ServeOptions.parse(["--rtsp", "8554", "--webrtc", "0.0.0.0:8889"], environment: ["REVUE_WEBRTC_TOKEN": "t2"]))
     #expect(both.rtsp?.port == 8554 && both.webrtc?.address == "0.0.0.0" && both.token == "t2")
@@ -56,6 +57,7 @@ import Testing
       (["--rtsp", "8554", "--auth", "none"], "serve: --auth is basic or digest, not 'none'"),
       (["--rtsp", "8554", "--audio", "--audio-codec", "mp3"], "serve: --audio-codec is opus or aac, not 'mp3'"),
       (["--rtsp", "8554", "--audio-codec", "aac"], "serve: --audio-codec goes with --audio"),
+      (["--rtsp", "8554", "--simulcast"], "serve: --simulcast goes with --webrtc (RTSP clients take one layer)"),
       (
         ["--rtsp", "0.0.0.0:8554"],
         "serve: 0.0.0.0 lets anyone on the network watch the camera: give --user and --password, or --no-auth to serve it without them on purpose"

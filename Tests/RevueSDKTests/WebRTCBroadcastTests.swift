@@ -111,6 +111,71 @@ import Testing
     }
   }
 
+  /// The sizes a player decoded (its `size WxH` lines, in order) and its frames in each second
+  /// (its `fps N second S` lines).
+  static func sizesAndFrameRates(_ output: String) -> (sizes: [String], fps: [Int]) {
+    let lines = output.split(separator: "\n")
+    return (
+      lines.filter { $0.hasPrefix("size ") }.map { String($0.dropFirst(5)) },
+      lines.filter { $0.hasPrefix("fps ") }.compactMap { Int($0.split(separator: " ")[1]) }
+    )
+  }
+
+  /// Simulcast, each viewer its layer: one player inside a network namespace behind a 600 kb/s
+  /// cap (`tc tbf`), another on loopback, watching a moving 540p scene encoded at 540p, 360p
+  /// (300 kb/s) and 180p. The capped one's session sees the loss, switches to 360p at its next
+  /// keyframe and keeps its frame rate; the other keeps the full size at 30 fps.
+  @Test(.wholeProcess) func eachViewerIsSentTheLayerItsPathCarries() async throws {
+    let namespace = try await NetworkNamespace.make()
+    do {
+      try await Self.watchThroughTheCap(namespace)
+    } catch {
+      await namespace.remove()
+      throw error
+    }
+    await namespace.remove()
+  }
+
+  private static func watchThroughTheCap(_ namespace: NetworkNamespace) async throws {
+    try await namespace.cap(kilobitsPerSecond: 600, bufferMilliseconds: 100)
+    let (track, capturer, scene) = try await MovingScene.track(width: 960, height: 540)
+    defer { scene.stop() }
+    let broadcast = try WebRTCBroadcast(track: track, address: namespace.hostAddress, port: 0, simulcast: true)
+    defer { broadcast.stop() }
+    let arguments = ["--seconds", "8", "--no-audio", "--fps"]
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../Peers/whep_viewer.py").standardized
+    let (program, inside) = namespace.command(
+      ["/usr/bin/python3", script.path, broadcast.whepURL.absoluteString] + arguments)
+    let capped = try ChildProcess(program, inside)
+    let open = try Self.viewer(broadcast.whepURL, arguments)
+    // While both watch: the capped one's session is on a smaller layer, with its target.
+    let switched = try await withDeadline(15, "a viewer on a smaller layer") {
+      while true {
+        if let viewer = broadcast.viewers.first(where: { $0.layer > 0 }) { return viewer }
+        try await Task.sleep(for: .milliseconds(100))
+      }
+    }
+    #expect(switched.dimensions == Dimensions(width: 640, height: 360))
+    #expect((switched.targetBitrate ?? .max) < VideoEncoding.forDimensions(.h540_169).maxBitrate, "\(switched)")
+    let (cappedExit, openExit) = (await capped.wait(stoppingAfter: 40), await open.wait(stoppingAfter: 40))
+    let cappedSeen = Self.sizesAndFrameRates(cappedExit.output)
+    let openSeen = Self.sizesAndFrameRates(openExit.output)
+    print(
+      "capped viewer: sizes \(cappedSeen.sizes), fps \(cappedSeen.fps); open viewer: \(openSeen.sizes), \(openSeen.fps)"
+    )
+    // The open viewer: the full size only, at 30 fps (the seconds a Python decoder keeps up).
+    try await capturer.stopCapture()
+    #expect(openSeen.sizes == ["960x540"], "\(openExit.output.suffix(600))")
+    #expect(openSeen.fps.count == 8 && openSeen.fps.reduce(0, +) >= 27 * 8, "\(openSeen.fps)")
+    // The capped one: down to 360p within its first seconds (aiortc then decodes little for 2–3
+    // s: its jitter buffer waits for the full size's lost packets until 128 more have come), and
+    // at least that layer's 20 fps, less a few, over its last 3 s.
+    #expect(cappedSeen.sizes.last == "640x360", "\(cappedExit.output.suffix(600))\(cappedExit.error.suffix(1500))")
+    let after = cappedSeen.fps.suffix(3)
+    #expect(cappedSeen.fps.count == 8 && after.allSatisfy { $0 >= 17 }, "\(cappedSeen.fps)")
+  }
+
   /// POSTs `body` to `url` with `headers`; returns the status and the body as text.
   static func post(_ url: URL, _ body: String, headers: [String: String]) async throws -> (Int, String) {
     var request = URLRequest(url: url, timeoutInterval: 10)

@@ -54,6 +54,14 @@ public final class WebRTCBroadcast: Sendable {
     public var audioBuffersSent: Int
     /// Its WebRTC connection's state: `connected` while it watches.
     public var connectionState: String
+    /// The simulcast layer it is sent (0: the full size, 1 the next smaller…; always 0 without
+    /// simulcast).
+    public var layer: Int
+    /// That layer's size.
+    public var dimensions: Dimensions
+    /// The bitrate its session's congestion control aims at, from its receiver reports (nil
+    /// without simulcast: then every viewer is sent the one layer at its bitrate).
+    public var targetBitrate: Int?
   }
 
   /// Viewers served at once at most: each costs a `webrtcbin` and its threads.
@@ -99,6 +107,10 @@ public final class WebRTCBroadcast: Sendable {
   ///   - path: the stream's path, from `/`.
   ///   - codec: VP8 (every browser decodes it) by default, or H.264 (constrained baseline).
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
+  ///   - simulcast: whether smaller layers are encoded beside the full size (LiveKit's: a
+  ///     720p track gets 360p and 180p too), and each viewer is sent the largest its path
+  ///     carries, as the congestion control of its own session judges from its receiver reports
+  ///     (``ViewerStatistics/layer``); off by default: one encoder, the full size for everyone.
   ///   - audio: an audio track to serve beside the video, in Opus at `audioEncoding`'s bitrate.
   ///   - token: the bearer token viewers must give (`Authorization: Bearer TOKEN`); nil lets
   ///     anyone watch.
@@ -108,7 +120,7 @@ public final class WebRTCBroadcast: Sendable {
   ///   address the server cannot listen on; `.gstreamer` when the encoder cannot be built.
   public init(
     track: LocalVideoTrack, address: String = "127.0.0.1", port: Int = 8889, path: String = "/camera",
-    codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, audio: LocalAudioTrack? = nil,
+    codec: VideoCodec = .vp8, encoding: VideoEncoding? = nil, simulcast: Bool = false, audio: LocalAudioTrack? = nil,
     audioEncoding: AudioEncoding = .presetMusic, token: String? = nil, page: String? = nil
   ) throws(RevueError) {
     guard path.hasPrefix("/"), path.count > 1, !path.hasSuffix("/"),
@@ -117,12 +129,11 @@ public final class WebRTCBroadcast: Sendable {
       throw RevueError(
         .invalidInput, "the WHEP path '\(path)' must start with /, not end with / and hold only A-Z a-z 0-9 - _ . ~ /")
     }
-    let size = track.publishedSize
-    let layer = VideoParameters(dimensions: size, encoding: encoding ?? VideoEncoding.forDimensions(size))
+    let layers = VideoPublishOptions(encoding: encoding, simulcast: simulcast).layers(for: track.publishedSize)
     let status = StreamStatus(name: "the WebRTC broadcast of \(track.name)")
     self.status = status
     encoder = try Encoder(
-      video: VideoEncoder(codec, layer, scaled: false),
+      video: layers.enumerated().map { VideoEncoder(codec, $1, scaled: $0 > 0) },
       audio: audio.map { _ in AudioEncoder(encoding: audioEncoding, dtx: false) },
       status: status)
     self.codec = codec
@@ -144,8 +155,8 @@ public final class WebRTCBroadcast: Sendable {
     let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(http.port)"
     whepURL = URL(string: base + routes.whep)!
     pageURL = URL(string: base + path + "/")!
-    track.attach(encoder.video.feed)
-    audio?.attach(encoder.audio.feed)
+    track.attach(encoder.videoInput)
+    audio?.attach(encoder.audioInput)
     served.target = self
   }
 
@@ -162,7 +173,7 @@ public final class WebRTCBroadcast: Sendable {
     let (viewers, connected, refused) = shared.withLock { ($0.viewers.count, $0.connected, $0.refused) }
     let requests = encoder.keyframeRequests
     return Statistics(
-      framesSent: encoder.video.feed.framesSent, audioBuffersSent: encoder.audio.feed.framesSent, viewers: viewers,
+      framesSent: encoder.videoInput.framesSent, audioBuffersSent: encoder.audioInput.framesSent, viewers: viewers,
       viewersConnected: connected, offersRefused: refused, keyframeRequests: requests.received,
       keyframeRequestsHonoured: requests.honoured)
   }
@@ -175,8 +186,8 @@ public final class WebRTCBroadcast: Sendable {
   /// Ends every viewer's session and stops serving; the tracks go on.
   public func stop() {
     http.stop()
-    track.detach(encoder.video.feed)
-    audio?.detach(encoder.audio.feed)
+    track.detach(encoder.videoInput)
+    audio?.detach(encoder.audioInput)
     let viewers = shared.withLock { state in
       state.stopped = true
       defer { state.viewers = [:] }
@@ -311,10 +322,10 @@ public final class WebRTCBroadcast: Sendable {
     var viewer: Viewer?
     do {
       let made = try Viewer(
-        id: id, codec: codec, video: (encoder.video, video.payloadTypes.media),
+        id: id, codec: codec, video: (encoder.video, video.payloadTypes.media), layers: encoder.layers,
         audio: opus.map { (encoder.audio, $0.payloadTypes.media) },
         ended: { [weak self] viewer in self?.remove(viewer) },
-        keyframe: { [weak self] in self?.encoder.requestKeyframe() })
+        keyframe: { [weak self] layer, joining in self?.encoder.requestKeyframe(layer: layer, joining: joining) })
       viewer = made
       answer = try await made.answer(offer, timeout: .seconds(5))
     } catch {
@@ -337,7 +348,7 @@ public final class WebRTCBroadcast: Sendable {
       viewer?.end()
       return .text(503, "the broadcast has stopped, or the viewer's session failed")
     }
-    encoder.viewerJoined()
+    viewer?.startWatching()
     return HTTPServer.Response(
       status: 201, headers: [("Content-Type", "application/sdp"), ("Location", routes.whep + "/" + id)],
       body: Data(answer.utf8))
@@ -365,20 +376,18 @@ public final class WebRTCBroadcast: Sendable {
 
   // MARK: - The encoder
 
-  /// The one encoder of the broadcast: the track's frames (and audio) encoded once, each
-  /// encoded frame handed to every viewer's session with its capture time.
+  /// The encoders of the broadcast: the track's frames (and audio) encoded once (once per
+  /// simulcast layer), each encoded frame handed to every viewer's session (of that layer) with
+  /// its capture time.
   final class Encoder: Sendable {
-    /// One medium: its feed into the encoder, and the viewers' feeds its frames go to.
+    /// One medium's encoded frames (one layer's, or the audio's), and the viewers' sinks they go to.
     final class Medium: Sendable {
-      let feed: SourceFeed
-      private let outputs = Mutex<[ObjectIdentifier: SourceFeed]>([:])
-
-      init(frameRate: Int? = nil) { feed = SourceFeed(frameRate: frameRate) }
+      private let outputs = Mutex<[ObjectIdentifier: any MediaSink]>([:])
 
       /// Sends the medium's encoded frames to `output` from now on.
-      func add(_ output: SourceFeed) { outputs.withLock { $0[ObjectIdentifier(output)] = output } }
+      func add(_ output: any MediaSink) { outputs.withLock { $0[ObjectIdentifier(output)] = output } }
       /// Stops sending them to `output`.
-      func remove(_ output: SourceFeed) { outputs.withLock { $0[ObjectIdentifier(output)] = nil } }
+      func remove(_ output: any MediaSink) { outputs.withLock { $0[ObjectIdentifier(output)] = nil } }
 
       /// Hands an encoded frame, captured at `captured`, to every viewer.
       func deliver(_ buffer: Buffer, caps: Caps, captured: ClockTime?) {
@@ -387,37 +396,55 @@ public final class WebRTCBroadcast: Sendable {
     }
 
     let pipeline: MediaPipeline
-    let video: Medium
+    /// The track's frames into the encoders.
+    let videoInput: SourceFeed
+    /// The audio track's buffers into its encoder.
+    let audioInput = SourceFeed()
+    /// Each layer's encoded frames, the full size first.
+    let video: [Medium]
+    /// The encoded audio.
     let audio = Medium()
+    /// The layers, the full size first.
+    let layers: [VideoParameters]
     /// The pipeline's sources, the video's first, which the media feed while someone watches.
     private let sources: [AppSrc]
-    /// Keyframe requests to the video encoder, limited.
-    private let keyframes: KeyframeLimiter
+    /// Keyframe requests to each layer's encoder, limited.
+    private let keyframes: [KeyframeLimiter]
 
-    init(video encoder: VideoEncoder, audio audioEncoder: AudioEncoder?, status: StreamStatus) throws(RevueError) {
-      video = Medium(frameRate: encoder.layer.encoding.maxFps)
+    /// Encoders of `encoders`' layers (the full size first; the others scaled from it) and of
+    /// the audio, in a pipeline that reports its faults to `status`.
+    init(video encoders: [VideoEncoder], audio audioEncoder: AudioEncoder?, status: StreamStatus) throws(RevueError) {
+      videoInput = SourceFeed(frameRate: encoders[0].layer.encoding.maxFps)
+      video = encoders.map { _ in Medium() }
+      layers = encoders.map(\.layer)
       pipeline = MediaPipeline(name: "webrtc-encoder") { fault in status.report(fault) }
       do {
-        var chain = try encoder.chain()
-        // Each viewer payloads the frames with its own payload type. H.264 goes as a byte
-        // stream, its parameter sets before each keyframe: as `avc` (what h264parse makes for an
-        // appsink) the viewers' rtph264pay refused the caps ("failed to set sps/pps").
-        chain.elements.removeLast()
-        if encoder.codec == .h264 {
-          chain.elements.append(try .caps("video/x-h264", ["stream-format": "byte-stream", "alignment": "au"]))
+        let branches = try encoders.enumerated().map { index, encoder throws(GStreamerError) in
+          var chain = try encoder.chain()
+          // Each viewer payloads the frames with its own payload type. H.264 goes as a byte
+          // stream, its parameter sets before each keyframe: as `avc` (what h264parse makes for
+          // an appsink) the viewers' rtph264pay refused the caps ("failed to set sps/pps").
+          chain.elements.removeLast()
+          if encoder.codec == .h264 {
+            chain.elements.append(try .caps("video/x-h264", ["stream-format": "byte-stream", "alignment": "au"]))
+          }
+          return ("video-\(index)", chain + [Self.sink("video-out")])
         }
-        let branch = try pipeline.addMedia(
-          from: video.feed, source: SourceFeed.source(), branches: [("video", chain + [Self.sink("video-out")])])[0]
-        guard let sink = branch.element(named: "video-out") as? AppSink, let output = sink.staticPad("sink")?.peer
-        else { throw GStreamerError.noSuchElement(bin: "video", name: "video-out") }
-        keyframes = KeyframeLimiter { VideoEncoder.requestKeyframe(upstreamOf: output) }
-        Self.deliver(from: sink, in: pipeline, to: video)
+        let bins = try pipeline.addMedia(from: videoInput, source: SourceFeed.source(), branches: branches)
+        var keyframes: [KeyframeLimiter] = []
+        for (bin, medium) in zip(bins, video) {
+          guard let sink = bin.element(named: "video-out") as? AppSink, let output = sink.staticPad("sink")?.peer
+          else { throw GStreamerError.noSuchElement(bin: bin.name, name: "video-out") }
+          keyframes.append(KeyframeLimiter { VideoEncoder.requestKeyframe(upstreamOf: output) })
+          Self.deliver(from: sink, in: pipeline, to: medium)
+        }
+        self.keyframes = keyframes
         var sources = try [pipeline.pipeline.element(named: "source", as: AppSrc.self)]
         if let audioEncoder {
           var chain = audioEncoder.chain()
           chain.elements.removeLast()
           let branch = try pipeline.addMedia(
-            from: audio.feed, source: SourceFeed.source(named: "audiosource", audio: true),
+            from: audioInput, source: SourceFeed.source(named: "audiosource", audio: true),
             branches: [("audio", chain + [Self.sink("audio-out")])])[0]
           guard let sink = branch.element(named: "audio-out") as? AppSink else {
             throw GStreamerError.noSuchElement(bin: "audio", name: "audio-out")
@@ -456,21 +483,26 @@ public final class WebRTCBroadcast: Sendable {
     /// Feeds the encoders the tracks' frames and audio (`watched`), or nothing: no one watches.
     func feed(_ watched: Bool) {
       let source = (video: watched ? sources.first : nil, audio: watched ? sources.dropFirst().first : nil)
-      if video.feed.source !== source.video { video.feed.attach(source.video) }
-      if audio.feed.source !== source.audio { audio.feed.attach(source.audio) }
+      if videoInput.source !== source.video { videoInput.attach(source.video) }
+      if audioInput.source !== source.audio { audioInput.attach(source.audio) }
     }
 
-    /// The keyframe requests so far.
-    var keyframeRequests: RTPSender.KeyframeRequests { keyframes.counted }
+    /// The keyframe requests so far, every layer's.
+    var keyframeRequests: RTPSender.KeyframeRequests {
+      keyframes.map(\.counted).reduce(into: RTPSender.KeyframeRequests()) { total, layer in
+        total.received += layer.received
+        total.honoured += layer.honoured
+      }
+    }
 
-    /// Asks the encoder for a keyframe for a viewer's PLI or FIR, unless one was asked for within
-    /// 250 ms (it is on its way).
-    func requestKeyframe() { keyframes.request() }
-
-    /// Asks the encoder for a keyframe for a viewer that starts watching: one within 250 ms of
-    /// the last is held to the end of the 250 ms, not dropped (the viewer may have joined in the
-    /// middle of that keyframe).
-    func viewerJoined() { keyframes.join() }
+    /// Asks `layer`'s encoder for a keyframe: for a viewer's PLI or FIR (`joining` false),
+    /// unless one was asked for within 250 ms (it is on its way); for a viewer that starts
+    /// watching the layer (`joining`), held to the end of the 250 ms, not dropped (the viewer may
+    /// have joined in the middle of that keyframe).
+    func requestKeyframe(layer: Int, joining: Bool) {
+      guard keyframes.indices.contains(layer) else { return }
+      if joining { keyframes[layer].join() } else { keyframes[layer].request() }
+    }
 
     /// Stops the encoders.
     func stop() { pipeline.stop() }
@@ -484,47 +516,82 @@ public final class WebRTCBroadcast: Sendable {
     let id: String
     private let pipeline: MediaPipeline
     private let webrtc: WebRTCBin
-    private let feeds: [(Encoder.Medium, SourceFeed)]
+    private let videoFeed: SourceFeed
+    private let audioFeed: SourceFeed?
+    /// Each encoded medium and the sink of the viewer's it goes to: each layer's gate of
+    /// ``layerSwitch``, the audio's feed.
+    private let connections: [(Encoder.Medium, any MediaSink)]
+    /// The layer sent, switched at keyframes.
+    private let layerSwitch: LayerSwitch
+    /// The layers, the full size first.
+    private let layers: [VideoParameters]
+    /// With several layers: the viewer's congestion control (from its receiver reports, its
+    /// retransmissions kept within the target), and the layer its target chooses.
+    private let adaptation: BitrateAdaptation?
+    private let choice: Mutex<ViewerLayerChoice>
+    /// The video's SSRC, and what was sent with it.
+    private let ssrc: UInt32
+    private let counters: Locked<RTPSender.Counters>
     private let ended: @Sendable (Viewer) -> Void
+    /// Asks a layer's encoder for a keyframe: for a PLI or FIR (false), for a start (true).
+    private let keyframe: @Sendable (_ layer: Int, _ joining: Bool) -> Void
     private let closed = Atomic(false)
     /// When the viewer's RTCP last came, the longest wait between two of its packets (nil
     /// before the second), and how many came.
     private let rtcp = Mutex<(last: ContinuousClock.Instant, longestGap: Duration?, packets: Int)>((.now, nil, 0))
     private let started = Date()
+    private let origin = ContinuousClock.now
 
     /// The session now.
     var statistics: ViewerStatistics {
-      ViewerStatistics(
-        id: id, connected: started, framesSent: feeds.first?.1.framesSent ?? 0,
-        audioBuffersSent: feeds.dropFirst().first?.1.framesSent ?? 0, connectionState: webrtc.connectionState)
+      let layer = layerSwitch.layer
+      return ViewerStatistics(
+        id: id, connected: started, framesSent: videoFeed.framesSent, audioBuffersSent: audioFeed?.framesSent ?? 0,
+        connectionState: webrtc.connectionState, layer: layer, dimensions: layers[layer].dimensions,
+        targetBitrate: adaptation?.state.target)
     }
 
+    /// A session whose video is one of `video`'s media (the layers of `layers`, the full size
+    /// first) in `codec`, with payload type `video.1`, and the audio of `audio` if given.
     init(
-      id: String, codec: VideoCodec, video: (Encoder.Medium, Int), audio: (Encoder.Medium, Int)?,
-      ended: @escaping @Sendable (Viewer) -> Void, keyframe: @escaping @Sendable () -> Void
+      id: String, codec: VideoCodec, video: ([Encoder.Medium], Int), layers: [VideoParameters],
+      audio: (Encoder.Medium, Int)?, ended: @escaping @Sendable (Viewer) -> Void,
+      keyframe: @escaping @Sendable (_ layer: Int, _ joining: Bool) -> Void
     ) throws(RevueError) {
       self.id = id
       let isH264 = codec == .h264
       self.ended = ended
+      self.keyframe = keyframe
+      self.layers = layers
+      let videoFeed = SourceFeed()
+      self.videoFeed = videoFeed
+      let layerSwitch = LayerSwitch(to: videoFeed)
+      self.layerSwitch = layerSwitch
+      choice = Mutex(ViewerLayerChoice(bitrates: layers.map(\.encoding.maxBitrate)))
+      adaptation = layers.count > 1 ? BitrateAdaptation(ceiling: layers[0].encoding.maxBitrate, halvingFloor: nil) : nil
+      let ssrc = UInt32.random(in: 1..<UInt32.max)
+      self.ssrc = ssrc
       let end = Relay<Viewer>()
       pipeline = MediaPipeline(name: "webrtc-viewer-\(id.prefix(8))") { fault in
         guard fault.severity == .error else { return }
         RevueLog.log(.warning, "WebRTC", "viewer \(id.prefix(8)) ended: \(fault)")
         end.target?.end()
       }
-      var feeds: [(Encoder.Medium, SourceFeed)] = []
+      let counters = Locked(RTPSender.Counters())
+      self.counters = counters
+      let audioFeed = audio.map { _ in SourceFeed() }
+      self.audioFeed = audioFeed
       do {
         webrtc = try WebRTCBin(name: "webrtc")
         try webrtc.element.element(named: "rtpbin")?.set("rtcp-sync-send-time", false)
         try pipeline.pipeline.add(webrtc.element)
-        var media: [(Encoder.Medium, Int, Bool)] = [(video.0, video.1, true)]
-        if let audio { media.append((audio.0, audio.1, false)) }
-        for (medium, payloadType, isVideo) in media {
-          let feed = SourceFeed()
+        var media: [(SourceFeed, Int, Bool)] = [(videoFeed, video.1, true)]
+        if let audio, let audioFeed { media.append((audioFeed, audio.1, false)) }
+        for (feed, payloadType, isVideo) in media {
           // The SSRC is the payloader's and in the caps from the start: webrtcbin names it in
           // the answer (`a=ssrc`, and with its RTX SSRC `a=ssrc-group:FID`). Left to the
           // payloader, the answer said `FID 0 …` and Chromium decoded frames it never showed.
-          let ssrc = UInt32.random(in: 1..<UInt32.max)
+          let ssrc = isVideo ? ssrc : UInt32.random(in: 1..<UInt32.max)
           let caps = try Self.rtpCaps(video: isVideo ? codec : nil, payloadType: payloadType, ssrc: ssrc)
           var payloader = ElementRecipe(
             isVideo ? (isH264 ? "rtph264pay" : "rtpvp8pay") : "rtpopuspay", name: "payloader",
@@ -545,21 +612,25 @@ public final class WebRTCBroadcast: Sendable {
           try input.set("codec-preferences", ofObjectIn: "transceiver", to: caps)
           if isVideo {
             try input.set("do-nack", ofObjectIn: "transceiver", to: true)
-            // Keyframe requests (PLI, FIR) go to the one encoder, rate-limited across viewers.
-            branch.element(named: "payloader")?.staticPad("src")?.addProbe(.eventUpstream) { _, info in
+            let payloaderOutput = branch.element(named: "payloader")?.staticPad("src")
+            RTPSender.countPackets(through: payloaderOutput, in: counters)
+            // Keyframe requests (PLI, FIR) go to the encoder of the layer sent, rate-limited
+            // across viewers.
+            payloaderOutput?.addProbe(.eventUpstream) { _, info in
               guard info.event?.structure?.name == "GstForceKeyUnit" else { return .ok }
-              keyframe()
+              keyframe(layerSwitch.layer, false)
               return .drop
             }
           }
-          feeds.append((medium, feed))
         }
         try pipeline.play()
       } catch {
         pipeline.stop()
         throw RevueError(.gstreamer, "cannot start a viewer's session", underlying: error)
       }
-      self.feeds = feeds
+      connections =
+        video.0.indices.map { (video.0[$0], layerSwitch.gate($0) as any MediaSink) }
+        + (audio.flatMap { audio in audioFeed.map { [(audio.0, $0 as any MediaSink)] } } ?? [])
       end.target = self
     }
 
@@ -600,12 +671,47 @@ public final class WebRTCBroadcast: Sendable {
         try await webrtc.setLocalDescription(.answer, sdp: answer)
         try await webrtc.gatheringComplete(timeout: timeout)
         let made = webrtc.localDescription ?? answer
-        for (medium, feed) in feeds { medium.add(feed) }
+        for (medium, sink) in connections { medium.add(sink) }
         watch()
+        followThePath()
         return made
       } catch {
         throw RevueError(.invalidInput, "\(error)")
       }
+    }
+
+    /// Asks for the keyframe the viewer starts on, once its offer is answered.
+    func startWatching() { keyframe(layerSwitch.layer, true) }
+
+    /// With several layers, hands the viewer's receiver reports (and its estimates of the path,
+    /// REMB, should it send them) to its congestion control, with round-trip times against the
+    /// sender reports `rtpbin` sends four times a second, as a WHIP session does
+    /// (``WHIPPublication``); its retransmissions are kept within the target, and after each
+    /// report the target chooses the layer (``ViewerLayerChoice``).
+    private func followThePath() {
+      guard let adaptation, let rtpbin = webrtc.element.element(named: "rtpbin") as? Bin else { return }
+      for session in rtpbin.elements where session.factoryName == "rtpsession" {
+        try? session.set("rtcp-min-interval", UInt64(RTPSender.reportInterval))
+      }
+      adaptation.attach(retransmitter: webrtc.element.allElements.first { $0.factoryName == "rtprtxsend" })
+      RTPSender.readReports(
+        on: { [ssrc] in ssrc }, rtcpOut: rtpbin.pads.filter { $0.name.hasPrefix("send_rtcp_src_") },
+        rtcpIn: rtpbin.pads.filter { $0.name.hasPrefix("recv_rtcp_sink_") }, counters: counters,
+        adaptation: adaptation
+      ) { [weak self] in self?.chooseLayer() }
+    }
+
+    /// Switches to the layer the target now chooses, if another, from its next keyframe.
+    private func chooseLayer() {
+      guard let target = adaptation?.state.target else { return }
+      let time = ContinuousClock.now - origin
+      guard let layer = choice.withLock({ $0.update(target: target, at: time) }) else { return }
+      RevueLog.log(
+        .info, "WebRTC",
+        "viewer \(id.prefix(8)): \(layers[layer].dimensions.width)×\(layers[layer].dimensions.height)"
+          + " from its next keyframe (target \(target / 1000) kb/s)")
+      layerSwitch.request(layer)
+      keyframe(layer, true)
     }
 
     /// Ends the session when its connection fails or closes, or its RTCP stops (a tab closed
@@ -656,10 +762,9 @@ public final class WebRTCBroadcast: Sendable {
     /// Ends the session: no more frames, the pipeline stopped.
     func end() {
       guard !closed.exchange(true, ordering: .relaxed) else { return }
-      for (medium, feed) in feeds {
-        medium.remove(feed)
-        feed.attach(nil)
-      }
+      for (medium, sink) in connections { medium.remove(sink) }
+      videoFeed.attach(nil)
+      audioFeed?.attach(nil)
       pipeline.stop()
       ended(self)
     }

@@ -21,6 +21,9 @@ struct ServeOptions: Equatable {
   var srt: Listen?
   /// `--srt-latency` and `--srt-passphrase` (or its file, `REVUE_SRT_PASSPHRASE`).
   var srtOptions = StreamOutput.SRTOptions()
+  /// `--simulcast`: WebRTC viewers are each sent the layer their path carries (360p and 180p
+  /// encoded beside a 720p camera).
+  var simulcast = false
   /// `--token` (or `--token-file`, `REVUE_WEBRTC_TOKEN`): the bearer token WebRTC viewers give.
   var token: String?
   var path = "/camera"
@@ -69,6 +72,7 @@ struct ServeOptions: Equatable {
       case "--rtsp": options.rtsp = try Listen(try reader.value(option), option: option)
       case "--webrtc": options.webrtc = try Listen(try reader.value(option), option: option)
       case "--srt": options.srt = try Listen(try reader.value(option), option: option)
+      case "--simulcast": options.simulcast = true
       case "--path":
         options.path = try reader.value(option)
         guard options.path.hasPrefix("/") else {
@@ -125,6 +129,9 @@ struct ServeOptions: Equatable {
       }
     } else if let given = srt.given {
       throw UsageError(description: "serve: \(given) goes with --srt")
+    }
+    guard options.webrtc != nil || !options.simulcast else {
+      throw UsageError(description: "serve: --simulcast goes with --webrtc (RTSP clients take one layer)")
     }
     options.token = try token.resolve("serve", environment: environment)?.value
     if let webrtc = options.webrtc, options.token == nil, !options.noAuth, !Self.isLoopback(webrtc.address) {
@@ -193,7 +200,8 @@ struct ServeCommand {
         let codec = options.codec ?? .h264
         let broadcast = try RTSPBroadcast(
           track: track, address: listen.address, port: listen.port, path: options.path, codec: codec,
-          encoding: encoding, audio: microphone, audioCodec: options.audioCodec, credentials: credentials,
+          encoding: encoding, audio: microphone, audioCodec: options.audioCodec,
+          credentials: credentials,
           authentication: options.authentication)
         rtsp = broadcast
         let protection = credentials.isEmpty ? "" : ", \(options.authentication) authentication"
@@ -206,7 +214,8 @@ struct ServeCommand {
         let codec = options.codec ?? .vp8
         let broadcast = try WebRTCBroadcast(
           track: track, address: listen.address, port: listen.port, path: options.path, codec: codec,
-          encoding: encoding, audio: options.audioCodec == .opus ? microphone : nil, token: options.token,
+          encoding: encoding, simulcast: options.simulcast, audio: options.audioCodec == .opus ? microphone : nil,
+          token: options.token,
           page: WatchPage.template)
         webrtc = broadcast
         FileHandle.standardError.write(
