@@ -10,6 +10,10 @@ import Testing
 /// `revue stream --to srt://…`, `--to rtmp://…` and `revue serve --srt`: their options, and the
 /// test pattern sent to receivers that no one here wrote (ffmpeg's SRT, nginx's RTMP).
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct OutputCommandTests {
+  /// How the node is stopped: SIGTERM, as Ctrl-C, with time to end its stream (up to 3 s
+  /// for the end to pass through, plus the SRT latency).
+  static let stopping = ChildProcess.Stopping(signal: SIGTERM, grace: 8)
+
   @Test(.tier(.unit)) func streamOptions() throws {
     let srt = try #require(
       try StreamOptions.parse(
@@ -73,7 +77,8 @@ import Testing
     let port = FreePorts.rtp()
     let server = try ChildProcess(
       RevueExecutableTests.executable,
-      ["serve", "--srt", "127.0.0.1:\(port)", "--test-pattern", "--size", "640x480", "--duration", "40"])
+      ["serve", "--srt", "127.0.0.1:\(port)", "--test-pattern", "--size", "640x480", "--duration", "40"],
+      stopping: Self.stopping)
     try await server.waitForError(containing: "to SRT callers on srt://127.0.0.1:\(port)", within: 30)
     for _ in 0..<2 {
       let played = try await ChildProcess.run(
@@ -102,7 +107,7 @@ import Testing
       [
         "stream", "--test-pattern", "--audio", "--size", "640x480", "--to", "srt://127.0.0.1:\(port)", "--duration",
         "40",
-      ])
+      ], stopping: Self.stopping)
     let played = try await ffmpeg.exit(within: 30)
     #expect(played.status == 0 && played.error.contains("frame=   45"), "\(played.error.suffix(600))")
     #expect(played.error.contains("Audio: aac"), "\(played.error.suffix(600))")
@@ -122,7 +127,7 @@ import Testing
       [
         "stream", "--test-pattern", "--audio", "--size", "640x480", "--to",
         "rtmp://127.0.0.1:\(nginx.port)/live/key", "--duration", "40",
-      ])
+      ], stopping: Self.stopping)
     try await sender.waitForError(containing: "in FLV over RTMP to rtmp://127.0.0.1:\(nginx.port)/live/…", within: 30)
     try await server.waitForError(containing: "publish: name='key'", within: 20)
     // A second of frames, once published: the status line counts them.

@@ -156,8 +156,8 @@ public final class StreamOutput: Sendable {
   /// Ends the stream the way a receiver expects, then stops: the encoders finish their last
   /// frame, the muxer its last packet, RTMP's server is told the stream ends; over SRT the
   /// connection is closed only once the receiver's latency has passed, so that it plays the
-  /// last frames rather than drop them with the connection. Waits 1 s at most (plus the SRT
-  /// latency); the tracks go on.
+  /// last frames rather than drop them with the connection. Waits 3 s at most (plus the SRT
+  /// latency), well under a second usually; the tracks go on.
   public func stop() async {
     await output.finish(drainingFor: drainTime)
     status.stopped()
@@ -256,9 +256,10 @@ public final class StreamOutput: Sendable {
 
     /// A pipeline that ran this long without a fault starts the waits again from 1 s.
     static let steadyTime = Duration.seconds(10)
-    /// How long the end of the stream may take to pass the encoders, the muxer and the sink:
-    /// a process asked to stop has 2 s in all.
-    static let endTime = Duration.seconds(1)
+    /// How long the end of the stream may take to pass the queues, the encoders, the muxer and
+    /// the sink: on a loaded machine the sources hold up to a second of media before encoders
+    /// that fell behind (with 1 s, 16 of 84 frames were cut off once).
+    static let endTime = Duration.seconds(3)
     /// The longest wait between two attempts.
     static let longestWait = Duration.seconds(4)
 
