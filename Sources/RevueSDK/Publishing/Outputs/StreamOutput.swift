@@ -72,6 +72,9 @@ public final class StreamOutput: Sendable {
   public struct Statistics: Sendable, Hashable {
     /// Frames the track gave to the encoder.
     public var framesSent: Int
+    /// Frames the encoder made and handed to the muxer: fewer than ``framesSent`` when the
+    /// encoder fell behind (its source holds a second, then drops the oldest).
+    public var framesEncoded: Int
     /// Audio buffers the audio track gave to its encoder (none without one).
     public var audioBuffersSent: Int
     /// Pipelines started: 1, and one more for each reconnection.
@@ -264,6 +267,8 @@ public final class StreamOutput: Sendable {
     static let longestWait = Duration.seconds(4)
 
     private let state = Mutex(State())
+    /// Frames out of the video encoders, in every pipeline so far.
+    private let encoded = Atomic(0)
     private let recipe: Recipe
     private let track: LocalVideoTrack
     private let audio: LocalAudioTrack?
@@ -282,7 +287,8 @@ public final class StreamOutput: Sendable {
     var statistics: Statistics {
       state.withLock { state in
         Statistics(
-          framesSent: frames.framesSent, audioBuffersSent: sound.framesSent, pipelinesStarted: state.pipelinesStarted,
+          framesSent: frames.framesSent, framesEncoded: encoded.load(ordering: .relaxed),
+          audioBuffersSent: sound.framesSent, pipelinesStarted: state.pipelinesStarted,
           reconnections: state.reconnections, callersJoined: state.callersJoined)
       }
     }
@@ -315,6 +321,10 @@ public final class StreamOutput: Sendable {
       do {
         let video = try media.addMedia(from: frames, source: videoSource, branches: [("video", recipe.video)])
         let tail = try recipe.tail.add(to: media.pipeline)
+        video[0].staticPad("src")?.addProbe(.buffer) { [weak self] _, _ in
+          self?.encoded.add(1, ordering: .relaxed)
+          return .ok
+        }
         if let attempt, let sink = tail.last { watchConnection(of: sink, attempt: attempt) }
         if let sink = tail.last, sink.factoryName == "srtsink" { keyframeOnJoin(of: sink, encoder: video[0]) }
         try video[0].link(tail[0])
