@@ -39,8 +39,13 @@ packages=(
   # (Tests/Peers/firefox_viewer.py).
   chromium
   firefox-esr
-  # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC.
+  # Receivers of other makes: the interoperability tests play the room's SDP in ffmpeg and VLC
+  # (and, with srt, read `revue stream --to srt://`).
   ffmpeg
+  # An RTMP server for `revue stream --to rtmp://` (started by the tests on loopback, with a
+  # config of their own in a temporary directory).
+  nginx-light
+  libnginx-mod-rtmp
   vlc-bin
   vlc-plugin-base
   # A display for the tests of window sinks (a headless machine has none), and a font for the

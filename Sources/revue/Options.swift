@@ -34,7 +34,8 @@ enum Command: Equatable, ProgramCommand {
                        REVUE_VIRTUAL_CAMERAS=all to add the virtual cameras)
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern|--screen] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
-             [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key-file F]
+             [--to HOST:PORT|srt://HOST:PORT|rtmp://HOST/APP/KEY] [--srt-latency MS]
+             [--srt-passphrase-file F] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key-file F]
              [--srtp-suite NAME] [--whip URL [--token-file F]] [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004), or the X11 screen of DISPLAY
@@ -49,7 +50,9 @@ enum Command: Equatable, ProgramCommand {
                        with yours (30 bytes of key‖salt in base64, or 28 with --srtp-suite
                        aes-128-gcm); the SDP then holds the key (written 0600); --whip publishes
                        over WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU;
-                       --token-file its bearer token) instead of RTP; Ctrl-C stops
+                       --token-file its bearer token) instead of RTP; --to srt://HOST:PORT
+                       calls an SRT listener with MPEG-TS (H.264, AAC), --to rtmp://… publishes
+                       FLV to an RTMP server, connecting again when it drops; Ctrl-C stops
       receive [--port N | --sdp FILE | --whep URL [--token-file F]] [--codec vp8|h264]
               [--latency MS] [--no-recovery] [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]
@@ -64,7 +67,8 @@ enum Command: Equatable, ProgramCommand {
                        `serve --webrtc`, MediaMTX, ...; --token-file its bearer token), video
                        and audio, without the RTP options; it ends when the session fails
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
-            [--webrtc [ADDRESS:]PORT [--token-file F] [--simulcast]] [--no-auth]
+            [--webrtc [ADDRESS:]PORT [--token-file F] [--simulcast]] [--srt [ADDRESS:]PORT
+            [--srt-latency MS] [--srt-passphrase-file F]] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
             [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]] [--duration S]
             [--json]
@@ -84,7 +88,9 @@ enum Command: Equatable, ProgramCommand {
                        asks viewers for a bearer token (the page reads #token=T); on loopback
                        unless an ADDRESS is given, and on another only with a token, or
                        --no-auth; --simulcast encodes smaller layers too (360p, 180p under
-                       720p) and sends each viewer the largest its path carries; Ctrl-C stops
+                       720p) and sends each viewer the largest its path carries; --srt serves
+                       SRT callers MPEG-TS (H.264), on loopback unless an ADDRESS is given, and
+                       on another only with a passphrase, or --no-auth; Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
@@ -103,7 +109,7 @@ enum Command: Equatable, ProgramCommand {
     secrets: --srtp-key-file F, --token-file F and --password-file F read the key, token or
     password from a file (its content, without the trailing newline), or set REVUE_SRTP_KEY,
     REVUE_WHIP_TOKEN (stream --whep), REVUE_WHEP_TOKEN (receive --whep), REVUE_WEBRTC_TOKEN
-    (serve --webrtc) or REVUE_RTSP_PASSWORD: every local user can read a command line, so keep
+    (serve --webrtc), REVUE_SRT_PASSPHRASE or REVUE_RTSP_PASSWORD: every local user can read a command line, so keep
     --srtp-key, --token and --password for tests (an option wins over its file, a file over the
     variable)
     """

@@ -44,7 +44,7 @@ import Testing
       try ServeOptions.parse(["--rtsp", "0.0.0.0:8554", "--user", "ann", "--password", "pw"])?.rtsp?.address
         == "0.0.0.0")
     for (arguments, error) in [
-      ([], "serve: --rtsp [ADDRESS:]PORT or --webrtc [ADDRESS:]PORT (or both) is required"),
+      ([], "serve: --rtsp [ADDRESS:]PORT, --webrtc [ADDRESS:]PORT or --srt [ADDRESS:]PORT (or more) is required"),
       (["--webrtc", "port"], "serve: --webrtc is [ADDRESS:]PORT, such as 8554 or 127.0.0.1:8554, not 'port'"),
       (
         ["--webrtc", "0.0.0.0:8889"],

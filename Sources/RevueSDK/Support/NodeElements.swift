@@ -63,6 +63,11 @@ public enum NodeElements {
     .init(factory: "srtpenc", purpose: "SRTP publishing", isEssential: false),
     .init(factory: "srtpdec", purpose: "SRTP receiving", isEssential: false),
     .init(factory: "webrtcbin", purpose: "WebRTC publishing to a media server", isEssential: false),
+    .init(factory: "mpegtsmux", purpose: "SRT output (MPEG-TS)", isEssential: false),
+    .init(factory: "srtsink", purpose: "SRT output", isEssential: false),
+    .init(factory: "flvmux", purpose: "RTMP output (FLV)", isEssential: false),
+    .init(factory: "rtmp2sink", purpose: "RTMP output", isEssential: false),
+    .init(factory: "avenc_aac", purpose: "AAC audio (RTSP, SRT, RTMP)", isEssential: false),
     .init(factory: "pngenc", purpose: "snapshots of received frames", isEssential: false),
   ]
 

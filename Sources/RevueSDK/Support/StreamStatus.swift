@@ -22,6 +22,11 @@ public enum StreamEvent: Sendable, Hashable {
   /// A received track's sender muted it, or turned its camera off (true), or unmuted it
   /// (false); ``Track/isMuted`` says the same.
   case muted(Bool)
+  /// A ``StreamOutput`` lost its connection (its pipeline failed: ``fault(_:)`` said why) and
+  /// builds it again after `after`; `attempt` counts from 1 since it last ran steadily.
+  case reconnecting(attempt: Int, after: Duration)
+  /// A ``StreamOutput``'s pipeline of attempt `attempt` is playing again.
+  case reconnected(attempt: Int)
 }
 
 /// The state and events of one stream (a publication or a received track), fed by its
@@ -61,6 +66,12 @@ final class StreamStatus: Sendable {
   func muted(_ isMuted: Bool) {
     RevueLog.log(.info, "Receiver", "\(name): \(isMuted ? "muted" : "unmuted") by its sender")
     broadcast.send(.muted(isMuted))
+  }
+
+  /// Sends `event`, which changes no state (a reconnection).
+  func note(_ event: StreamEvent) {
+    RevueLog.log(.info, "Pipeline", "\(name): \(event)")
+    broadcast.send(event)
   }
 
   /// Moves from running to `state`, once; sends the change.

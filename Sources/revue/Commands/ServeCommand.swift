@@ -16,6 +16,11 @@ struct ServeOptions: Equatable {
   /// `--webrtc [ADDRESS:]PORT`: WebRTC viewers (WHEP and the page to watch on), loopback unless
   /// an address is given; nil without it.
   var webrtc: Listen?
+  /// `--srt [ADDRESS:]PORT`: SRT callers (ffmpeg, OBS, `srtsrc`) served MPEG-TS, loopback
+  /// unless an address is given; nil without it.
+  var srt: Listen?
+  /// `--srt-latency` and `--srt-passphrase` (or its file, `REVUE_SRT_PASSPHRASE`).
+  var srtOptions = StreamOutput.SRTOptions()
   /// `--simulcast`: WebRTC viewers are each sent the layer their path carries (360p and 180p
   /// encoded beside a 720p camera).
   var simulcast = false
@@ -61,10 +66,12 @@ struct ServeOptions: Equatable {
     var reader = OptionReader(command: "serve", arguments)
     var password = Secret(option: "--password", variable: "REVUE_RTSP_PASSWORD")
     var token = Secret(option: "--token", variable: "REVUE_WEBRTC_TOKEN")
+    var srt = SRTArguments()
     while let option = reader.next() {
       switch option {
       case "--rtsp": options.rtsp = try Listen(try reader.value(option), option: option)
       case "--webrtc": options.webrtc = try Listen(try reader.value(option), option: option)
+      case "--srt": options.srt = try Listen(try reader.value(option), option: option)
       case "--simulcast": options.simulcast = true
       case "--path":
         options.path = try reader.value(option)
@@ -104,11 +111,24 @@ struct ServeOptions: Equatable {
       case "--help", "-h": return nil
       default:
         if try password.take(option, from: &reader) { continue }
+        if try srt.take(option, from: &reader) { continue }
         guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
-    guard options.rtsp != nil || options.webrtc != nil else {
-      throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT or --webrtc [ADDRESS:]PORT (or both) is required")
+    guard options.rtsp != nil || options.webrtc != nil || options.srt != nil else {
+      throw UsageError(
+        description:
+          "serve: --rtsp [ADDRESS:]PORT, --webrtc [ADDRESS:]PORT or --srt [ADDRESS:]PORT (or more) is required")
+    }
+    if let listen = options.srt {
+      options.srtOptions = try srt.options("serve", environment: environment)
+      if options.srtOptions.passphrase == nil, !options.noAuth, !Self.isLoopback(listen.address) {
+        throw UsageError(
+          description: "serve: --srt \(listen.address) lets anyone on the network watch the camera:"
+            + " give --srt-passphrase (or --srt-passphrase-file), or --no-auth to serve it without one on purpose")
+      }
+    } else if let given = srt.given {
+      throw UsageError(description: "serve: \(given) goes with --srt")
     }
     guard options.webrtc != nil || !options.simulcast else {
       throw UsageError(description: "serve: --simulcast goes with --webrtc (RTSP clients take one layer)")
@@ -174,6 +194,7 @@ struct ServeCommand {
       } ?? ""
     var rtsp: RTSPBroadcast?
     var webrtc: WebRTCBroadcast?
+    var srt: StreamOutput?
     do {
       if let listen = options.rtsp {
         let codec = options.codec ?? .h264
@@ -204,7 +225,22 @@ struct ServeCommand {
               + " \(broadcast.pageURL.absoluteString)\(options.token == nil ? "" : "#token=…")"
               + " (WHEP: \(broadcast.whepURL.absoluteString))\n").utf8))
       }
+      if let listen = options.srt {
+        // MPEG-TS carries H.264 (whatever --codec says for the others).
+        let output = try StreamOutput(
+          track: track, audio: microphone,
+          to: .srt(host: listen.address, port: listen.port, mode: .listener, options: options.srtOptions),
+          encoding: encoding, audioCodec: options.audioCodec)
+        srt = output
+        FileHandle.standardError.write(
+          Data(
+            ("revue: serving \(device.name) \(size) h264 at \(encoding.maxBitrate / 1000) kbps\(sound) to SRT callers"
+              + " on \(output.destination) (MPEG-TS, latency \(options.srtOptions.latency) ms"
+              + (options.srtOptions.passphrase == nil ? "" : ", encrypted") + ")\n").utf8))
+      }
     } catch {
+      await srt?.stop()
+      webrtc?.stop()
       rtsp?.stop()
       try await capturer.stopCapture()
       try await microphone?.capturer?.stopCapture()
@@ -212,10 +248,11 @@ struct ServeCommand {
     }
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
-    let (served, viewed) = (rtsp, webrtc)
+    let (served, viewed, called) = (rtsp, webrtc, srt)
     await RunLoopControl.run(duration: options.duration) {
       let (rtspStats, webrtcStats) = (served?.statistics, viewed?.statistics)
-      let framesSent = (rtspStats?.framesSent ?? 0) + (webrtcStats?.framesSent ?? 0)
+      let framesSent =
+        (rtspStats?.framesSent ?? 0) + (webrtcStats?.framesSent ?? 0) + (called?.statistics.framesSent ?? 0)
       let fps = lastFrames.advance(to: framesSent)
       var fields: [(String, Any)] = [("framesSent", framesSent), ("fps", fps)]
       var text = "\(fps) fps  frames \(framesSent)"
@@ -235,13 +272,15 @@ struct ServeCommand {
       printer.print(fields, text: text)
     }
     printer.finish()
-    let final = (rtsp: rtsp?.statistics, webrtc: webrtc?.statistics)
+    let final = (rtsp: rtsp?.statistics, webrtc: webrtc?.statistics, srt: srt?.statistics)
     rtsp?.stop()
     webrtc?.stop()
+    await srt?.stop()
     try await capturer.stopCapture()
     try await microphone?.capturer?.stopCapture()
-    let framesSent = (final.rtsp?.framesSent ?? 0) + (final.webrtc?.framesSent ?? 0)
-    let audioSent = (final.rtsp?.audioBuffersSent ?? 0) + (final.webrtc?.audioBuffersSent ?? 0)
+    let framesSent = (final.rtsp?.framesSent ?? 0) + (final.webrtc?.framesSent ?? 0) + (final.srt?.framesSent ?? 0)
+    let audioSent =
+      (final.rtsp?.audioBuffersSent ?? 0) + (final.webrtc?.audioBuffersSent ?? 0) + (final.srt?.audioBuffersSent ?? 0)
     let audio = microphone == nil ? "" : " and \(audioSent) audio buffers"
     let rtspSummary = final.rtsp.map { ", \($0.encodersStarted) encoder(s) started" } ?? ""
     let webrtcSummary = final.webrtc.map { ", \($0.viewersConnected) WebRTC viewer(s)" } ?? ""

@@ -12,6 +12,7 @@ struct StreamCommand {
   func run() async throws {
     let device = options.source == .screen ? nil : try await Self.pickCamera(options.source)
     if let whip = options.whip, let device { return try await publish(device, to: whip) }
+    if let output = options.output, let device { return try await send(device, to: output) }
     let room = Room()
     let key = try options.srtpKey ?? (options.makesSRTPKey ? SRTPKey.random(suite: options.srtpSuite) : nil)
     try await room.connect(to: try Self.url(options.destination, key: key))
@@ -141,6 +142,73 @@ struct StreamCommand {
       throw RevueError(
         .network, "the WHIP session with \(WHIPPublication.redacted(publication.endpoint)) failed: \(fault.message)")
     }
+  }
+
+  /// `--to srt://…` or `--to rtmp://…`: the camera (and the microphone, in AAC) sent in MPEG-TS
+  /// over SRT or in FLV over RTMP until Ctrl-C or the duration; a dropped connection is made
+  /// again (said on standard error), not the end.
+  private func send(_ device: CaptureDevice, to destination: StreamOutput.Destination) async throws {
+    let track = LocalVideoTrack.createCameraTrack(
+      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
+    let capturer = track.capturer!
+    try await capturer.startCapture()
+    let size = capturer.dimensions ?? options.size
+    let encoding = VideoEncoding(
+      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    var microphone: LocalAudioTrack?
+    let output: StreamOutput
+    do {
+      if options.audio {
+        let audio = LocalAudioTrack.createMicrophoneTrack(
+          options: try await Self.microphoneOptions(for: options.source))
+        try await audio.capturer?.startCapture()
+        microphone = audio
+      }
+      output = try StreamOutput(track: track, audio: microphone, to: destination, encoding: encoding)
+    } catch {
+      try await capturer.stopCapture()
+      try await microphone?.capturer?.stopCapture()
+      throw error
+    }
+    let container = if case .srt = destination { "MPEG-TS over SRT" } else { "FLV over RTMP" }
+    FileHandle.standardError.write(
+      Data(
+        ("revue: streaming \(device.name) \(size) h264 at \(encoding.maxBitrate / 1000) kbps"
+          + (microphone == nil ? "" : " with AAC audio") + " in \(container) to \(destination)\n").utf8))
+    let events = Task {
+      for await event in output.events {
+        switch event {
+        case .reconnecting(let attempt, let wait):
+          FileHandle.standardError.write(
+            Data("revue: the connection dropped: connecting again in \(wait) (attempt \(attempt))\n".utf8))
+        case .reconnected(let attempt):
+          FileHandle.standardError.write(Data("revue: connected again (attempt \(attempt))\n".utf8))
+        case .fault(let fault) where fault.severity == .error:
+          FileHandle.standardError.write(Data("revue: \(fault)\n".utf8))
+        default: break
+        }
+      }
+    }
+    let printer = StatusPrinter(json: options.json)
+    let lastFrames = PreviousCount()
+    await RunLoopControl.run(duration: options.duration) {
+      let stats = output.statistics
+      let fps = lastFrames.advance(to: stats.framesSent)
+      printer.print(
+        [("framesSent", stats.framesSent), ("fps", fps), ("reconnections", stats.reconnections)],
+        text: "\(fps) fps  frames \(stats.framesSent)  reconnections \(stats.reconnections)")
+    }
+    printer.finish()
+    await output.stop()
+    events.cancel()
+    let final = output.statistics
+    try await capturer.stopCapture()
+    try await microphone?.capturer?.stopCapture()
+    let audio = microphone == nil ? "" : " and \(final.audioBuffersSent) audio buffers"
+    FileHandle.standardError.write(
+      Data(
+        "revue: sent \(final.framesSent) frames\(audio) in \(container), \(final.reconnections) reconnection(s)\n".utf8)
+    )
   }
 
   /// The camera asked for, or the first one, or the virtual camera (said so) when there is none.

@@ -114,6 +114,51 @@ struct Secret {
   }
 }
 
+/// `--srt-latency MS` and `--srt-passphrase` (or `--srt-passphrase-file`, `REVUE_SRT_PASSPHRASE`:
+/// ``Secret``), the SRT options of `revue stream --to srt://…` and `revue serve --srt`.
+struct SRTArguments {
+  /// `--srt-latency`, when given.
+  var latency: Int?
+  /// The passphrase's option, its file's, and its variable.
+  var passphrase = Secret(option: "--srt-passphrase", variable: "REVUE_SRT_PASSPHRASE")
+
+  /// Takes `option` and its value from `reader`; false when it is not an SRT option.
+  mutating func take(_ option: String, from reader: inout OptionReader) throws(UsageError) -> Bool {
+    if option == "--srt-latency" {
+      latency = try reader.count(option)
+      return true
+    }
+    return try passphrase.take(option, from: &reader)
+  }
+
+  /// The SRT option given on the command line, if any (for "goes with" errors).
+  var given: String? {
+    latency != nil
+      ? "--srt-latency"
+      : passphrase.value != nil
+        ? passphrase.option
+        : passphrase.file != nil ? passphrase.fileOption : nil
+  }
+
+  /// The options, SRT's defaults for what is not given; the passphrase's variable is read from
+  /// `environment`.
+  /// - Throws: ``UsageError`` for a latency or passphrase SRT does not take (naming where the
+  ///   passphrase came from, never what it is), or as ``Secret/resolve(_:environment:)``.
+  func options(_ command: String, environment: [String: String]) throws(UsageError) -> StreamOutput.SRTOptions {
+    let latency = latency ?? StreamOutput.SRTOptions().latency
+    guard (20...8000).contains(latency) else {
+      throw UsageError(description: "\(command): --srt-latency is 20 to 8000 milliseconds, not \(latency)")
+    }
+    let secret = try passphrase.resolve(command, environment: environment)
+    if let secret, !(10...79).contains(secret.value.utf8.count) {
+      throw UsageError(
+        description:
+          "\(command): \(secret.source): an SRT passphrase has 10 to 79 characters, not \(secret.value.utf8.count)")
+    }
+    return StreamOutput.SRTOptions(latency: latency, passphrase: secret?.value)
+  }
+}
+
 /// `revue stream` options.
 struct StreamOptions: Equatable {
   enum Source: Equatable {
@@ -131,6 +176,9 @@ struct StreamOptions: Equatable {
   var codec = VideoCodec.vp8
   var bitrate: Int?
   var destination = "127.0.0.1:5004"
+  /// Where the stream goes over SRT or RTMP instead of RTP (`--to srt://HOST:PORT`,
+  /// `--to rtmp://HOST/APP/KEY`), in MPEG-TS or FLV, H.264 and AAC.
+  var output: StreamOutput.Destination?
   /// A WHIP endpoint to publish to instead (`--whip`), and its bearer token.
   var whip: URL?
   var token: String?
@@ -160,8 +208,10 @@ struct StreamOptions: Equatable {
     var reader = OptionReader(command: "stream", arguments)
     var key = Secret(option: "--srtp-key", variable: "REVUE_SRTP_KEY")
     var token = Secret(option: "--token", variable: "REVUE_WHIP_TOKEN")
+    var srt = SRTArguments()
     var suite: String?
     var fpsGiven = false
+    var codecGiven = false
     var toGiven = false
     while let option = reader.next() {
       switch option {
@@ -179,7 +229,9 @@ struct StreamOptions: Equatable {
       case "--fps":
         options.fps = try reader.count(option)
         fpsGiven = true
-      case "--codec": options.codec = try reader.codec(option)
+      case "--codec":
+        options.codec = try reader.codec(option)
+        codecGiven = true
       case "--bitrate": options.bitrate = try reader.count(option)
       case "--to":
         options.destination = try reader.value(option)
@@ -205,8 +257,26 @@ struct StreamOptions: Equatable {
       case "--help", "-h": return nil
       default:
         if try key.take(option, from: &reader) { continue }
+        if try srt.take(option, from: &reader) { continue }
         guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
+    }
+    options.output = try Self.output(options.destination, srt: srt, environment: environment)
+    if let output = options.output {
+      // MPEG-TS and FLV carry H.264 and AAC, one picture size, over their own connection.
+      let conflicting = [
+        ("--whip", options.whip != nil), ("--sdp", options.sdpPath != nil),
+        ("--srtp", options.makesSRTPKey || suite != nil || key.value != nil || key.file != nil),
+        ("--simulcast", options.simulcast), ("--no-recovery", options.recovery != .nack),
+        ("--fec", options.recovery.contains(.fec)), ("--codec vp8", options.codec == .vp8 && codecGiven),
+        ("--token", token.value != nil || token.file != nil),
+        ("--fixed-bitrate", options.fixedBitrate), ("--screen", options.source == .screen),
+      ].filter(\.1).map(\.0)
+      if let first = conflicting.first {
+        throw UsageError(description: "stream: --to \(output) goes without \(first)")
+      }
+      options.codec = .h264
+      return options
     }
     // A screen share's default rate is VideoSDK's default profile's (h720p_15fps).
     if options.source == .screen && !fpsGiven { options.fps = ScreenShareCaptureOptions().fps }
@@ -231,6 +301,42 @@ struct StreamOptions: Equatable {
       throw UsageError(description: "stream: --token goes with --whip")
     }
     return options
+  }
+
+  /// The SRT or RTMP destination `--to` names (`srt://HOST:PORT`, `rtmp://HOST/APP/KEY`), with
+  /// the SRT options; nil for an RTP `HOST:PORT`.
+  /// - Throws: ``UsageError`` for a URL that is not one of those, and for SRT options without
+  ///   an SRT destination.
+  static func output(
+    _ destination: String, srt: SRTArguments, environment: [String: String]
+  ) throws(UsageError) -> StreamOutput.Destination? {
+    let scheme = destination.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+    guard destination.contains("://") else {
+      if let given = srt.given { throw UsageError(description: "stream: \(given) goes with --to srt://HOST:PORT") }
+      return nil
+    }
+    let components = URLComponents(string: destination)
+    switch scheme {
+    case "srt":
+      guard let host = components?.host, !host.isEmpty, let port = components?.port, (1...65535).contains(port),
+        components?.path.isEmpty == true, components?.query == nil
+      else {
+        throw UsageError(
+          description: "stream: --to takes srt://HOST:PORT (the options as --srt-…), not '\(destination)'")
+      }
+      return .srt(host: host, port: port, mode: .caller, options: try srt.options("stream", environment: environment))
+    case "rtmp", "rtmps":
+      guard let url = URL(string: destination), url.host?.isEmpty == false,
+        url.pathComponents.filter({ $0 != "/" }).count >= 2
+      else {
+        throw UsageError(description: "stream: --to takes rtmp://HOST[:PORT]/APP/KEY, not '\(destination)'")
+      }
+      if let given = srt.given { throw UsageError(description: "stream: \(given) goes with --to srt://HOST:PORT") }
+      return .rtmp(url)
+    default:
+      throw UsageError(
+        description: "stream: --to takes HOST:PORT (RTP), srt://HOST:PORT or rtmp://HOST/APP/KEY, not '\(destination)'")
+    }
   }
 }
 
