@@ -1,14 +1,15 @@
 // Stand-ins for hardware encoders (see include/RevueEncoderStandIns.h): a GstBin around
-// `capsfilter (NV12) ! x264enc`, its pads ghosted, with the properties of the element it stands
-// in for, in that element's units (GStreamer's documentation of each), translated to x264enc's
-// kbit/s `bitrate` and `key-int-max`. Test-only: the tests of RevueSDK register them.
+// `capsfilter (NV12) ! x264enc` (`! videoconvert ! vp8enc` for vavp8enc), its pads ghosted,
+// with the properties of the element it stands in for, in that element's units (GStreamer's
+// documentation of each), translated to the software encoder's. Test-only: the tests of
+// RevueSDK register them.
 
 #include "RevueEncoderStandIns.h"
 
 #include <gst/gst.h>
 #include <string.h>
 
-typedef enum { KIND_VA, KIND_VAAPI, KIND_V4L2, KIND_NV } Kind;
+typedef enum { KIND_VA, KIND_VA_VP8, KIND_VAAPI, KIND_V4L2, KIND_NV } Kind;
 
 typedef struct {
   Kind kind;
@@ -18,8 +19,9 @@ typedef struct {
 
 typedef struct {
   GstBin parent;
-  GstElement *x264;
-  guint bitrate_kbps;  // what x264enc is given
+  GstElement *encoder;  // x264enc, or vp8enc for vavp8enc
+  gboolean vp8;
+  guint bitrate_kbps;  // what the encoder is given
   guint keyframe_interval;
   gint rate_control;
   gint preset;
@@ -91,10 +93,16 @@ static GType preset_type(void) {
   return type;
 }
 
-/// Gives x264enc the bitrate and keyframe interval the stand-in was set to.
+/// Gives the encoder the bitrate and keyframe interval the stand-in was set to, in its units:
+/// x264enc's `bitrate` in kbit/s, vp8enc's `target-bitrate` in bit/s.
 static void apply(StandIn *self) {
-  if (!self->x264) return;
-  g_object_set(self->x264, "bitrate", MAX(1u, self->bitrate_kbps), "key-int-max", self->keyframe_interval, NULL);
+  if (!self->encoder) return;
+  if (self->vp8)
+    g_object_set(
+        self->encoder, "target-bitrate", (gint)MAX(1u, self->bitrate_kbps) * 1000, "keyframe-max-dist",
+        (gint)self->keyframe_interval, NULL);
+  else
+    g_object_set(self->encoder, "bitrate", MAX(1u, self->bitrate_kbps), "key-int-max", self->keyframe_interval, NULL);
 }
 
 static void set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec) {
@@ -150,7 +158,7 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
   GST_OBJECT_UNLOCK(self);
 }
 
-/// Counts the keyframe requests (`GstForceKeyUnit`, upstream) that reach x264enc.
+/// Counts the keyframe requests (`GstForceKeyUnit`, upstream) that reach the encoder.
 static GstPadProbeReturn count_requests(GstPad *pad, GstPadProbeInfo *info, gpointer user_data) {
   (void)pad;
   GstEvent *event = GST_PAD_PROBE_INFO_EVENT(info);
@@ -178,24 +186,33 @@ static void finalize(GObject *object) {
 }
 
 static void instance_init(GTypeInstance *instance, gpointer g_class) {
-  (void)g_class;
   StandIn *self = (StandIn *)instance;
+  self->vp8 = ((StandInClass *)g_class)->data->kind == KIND_VA_VP8;
   self->bitrate_kbps = 2048;
   self->keyframe_interval = 60;
   self->rate_control = 2;
   GstElement *filter = gst_element_factory_make("capsfilter", NULL);
-  self->x264 = gst_element_factory_make("x264enc", NULL);
-  if (!filter || !self->x264) return;
+  // vavp8enc's stand-in takes NV12 as the real one does; vp8enc takes I420 alone.
+  GstElement *convert = self->vp8 ? gst_element_factory_make("videoconvert", NULL) : NULL;
+  self->encoder = gst_element_factory_make(self->vp8 ? "vp8enc" : "x264enc", NULL);
+  if (!filter || !self->encoder || (self->vp8 && !convert)) return;
   GstCaps *caps = gst_caps_from_string("video/x-raw, format=NV12");
   g_object_set(filter, "caps", caps, NULL);
   gst_caps_unref(caps);
-  gst_util_set_object_arg(G_OBJECT(self->x264), "tune", "zerolatency");
-  gst_util_set_object_arg(G_OBJECT(self->x264), "speed-preset", "ultrafast");
-  gst_bin_add_many(GST_BIN(self), filter, self->x264, NULL);
-  gst_element_link(filter, self->x264);
+  if (self->vp8) {
+    g_object_set(self->encoder, "deadline", (gint64)1, "lag-in-frames", 0, NULL);
+    gst_util_set_object_arg(G_OBJECT(self->encoder), "end-usage", "cbr");
+    gst_bin_add_many(GST_BIN(self), filter, convert, self->encoder, NULL);
+    gst_element_link_many(filter, convert, self->encoder, NULL);
+  } else {
+    gst_util_set_object_arg(G_OBJECT(self->encoder), "tune", "zerolatency");
+    gst_util_set_object_arg(G_OBJECT(self->encoder), "speed-preset", "ultrafast");
+    gst_bin_add_many(GST_BIN(self), filter, self->encoder, NULL);
+    gst_element_link(filter, self->encoder);
+  }
   apply(self);
   GstPad *sink = gst_element_get_static_pad(filter, "sink");
-  GstPad *src = gst_element_get_static_pad(self->x264, "src");
+  GstPad *src = gst_element_get_static_pad(self->encoder, "src");
   gst_element_add_pad(GST_ELEMENT(self), gst_ghost_pad_new("sink", sink));
   gst_element_add_pad(GST_ELEMENT(self), gst_ghost_pad_new("src", src));
   gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_EVENT_UPSTREAM, count_requests, self, NULL);
@@ -214,6 +231,16 @@ static void class_init(gpointer g_class, gpointer class_data) {
   element_class->change_state = change_state;
   GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS;
   switch (data->kind) {
+    case KIND_VA_VP8:  // vavp8enc: `bitrate` in kbit/s, `key-int-max` in frames.
+      g_object_class_install_property(
+          object_class, PROP_BITRATE, g_param_spec_uint("bitrate", "Bitrate", "kbit/s", 0, 2048000, 0, flags));
+      g_object_class_install_property(
+          object_class, PROP_KEY_INT_MAX,
+          g_param_spec_uint("key-int-max", "Key int max", "frames", 0, 1024, 0, flags));
+      g_object_class_install_property(
+          object_class, PROP_RATE_CONTROL,
+          g_param_spec_enum("rate-control", "Rate control", "mode", rate_control_type(), 2, flags));
+      break;
     case KIND_VA:  // vah264enc: `bitrate` in kbit/s, `key-int-max` in frames.
       g_object_class_install_property(
           object_class, PROP_BITRATE, g_param_spec_uint("bitrate", "Bitrate", "kbit/s", 0, 2048000, 2048, flags));
@@ -278,22 +305,19 @@ static GHashTable *made_factories(void) {
 
 static GMutex lock;
 
-int revue_standin_register(const char *name, int fails) {
+/// The type of the stand-in for `name` (failing at start when `fails`), made once; 0 when
+/// `name` is not one it stands in for.
+static GType stand_in_type(const char *name, int fails) {
   Kind kind;
   if (strcmp(name, "vah264enc") == 0) kind = KIND_VA;
+  else if (strcmp(name, "vavp8enc") == 0) kind = KIND_VA_VP8;
   else if (strcmp(name, "vaapih264enc") == 0) kind = KIND_VAAPI;
   else if (strcmp(name, "v4l2h264enc") == 0) kind = KIND_V4L2;
   else if (strcmp(name, "nvh264enc") == 0) kind = KIND_NV;
   else return 0;
-  revue_standin_unregister(name);
-  g_mutex_lock(&lock);
   gchar *type_name = g_strdup_printf("RevueStandIn_%s%s", name, fails ? "_failing" : "");
-  GstPluginFeature *factory = g_hash_table_lookup(made_factories(), type_name);
-  int registered = 0;
-  if (factory) {
-    registered = gst_registry_add_feature(gst_registry_get(), factory) ? 1 : 0;
-    g_free(type_name);
-  } else {
+  GType type = g_type_from_name(type_name);
+  if (type == 0) {
     StandInClassData *data = g_new0(StandInClassData, 1);
     *data = (StandInClassData){kind, fails != 0, g_intern_string(name)};
     GTypeInfo info = {
@@ -303,11 +327,26 @@ int revue_standin_register(const char *name, int fails) {
         .instance_size = sizeof(StandIn),
         .instance_init = instance_init,
     };
-    GType type = g_type_register_static(GST_TYPE_BIN, type_name, &info, 0);
+    type = g_type_register_static(GST_TYPE_BIN, type_name, &info, 0);
+  }
+  g_free(type_name);
+  return type;
+}
+
+int revue_standin_register(const char *name, int fails) {
+  GType type = stand_in_type(name, fails);
+  if (type == 0) return 0;
+  revue_standin_unregister(name);
+  g_mutex_lock(&lock);
+  const gchar *type_name = g_type_name(type);
+  GstPluginFeature *factory = g_hash_table_lookup(made_factories(), type_name);
+  int registered = 0;
+  if (factory) {
+    registered = gst_registry_add_feature(gst_registry_get(), factory) ? 1 : 0;
+  } else {
     registered = gst_element_register(NULL, name, GST_RANK_NONE, type) ? 1 : 0;
     factory = gst_registry_lookup_feature(gst_registry_get(), name);
-    if (factory) g_hash_table_insert(made_factories(), type_name, factory);  // takes the lookup's ref
-    else g_free(type_name);
+    if (factory) g_hash_table_insert(made_factories(), g_strdup(type_name), factory);  // takes the lookup's ref
   }
   g_mutex_unlock(&lock);
   return registered;
@@ -320,3 +359,19 @@ void revue_standin_unregister(const char *name) {
   gst_registry_remove_feature(registry, feature);
   gst_object_unref(feature);
 }
+
+#ifdef REVUE_STANDIN_PLUGIN
+#define PACKAGE "revue"
+// Built as a plugin of its own (cc -shared -DREVUE_STANDIN_PLUGIN …) for a test that runs the
+// `revue` program: GST_PLUGIN_PATH pointing at it gives that process every stand-in.
+static gboolean plugin_init(GstPlugin *plugin) {
+  const char *names[] = {"vah264enc", "vaapih264enc", "nvh264enc", "v4l2h264enc", "vavp8enc"};
+  for (size_t index = 0; index < G_N_ELEMENTS(names); index++)
+    if (!gst_element_register(plugin, names[index], GST_RANK_NONE, stand_in_type(names[index], 0))) return FALSE;
+  return TRUE;
+}
+
+GST_PLUGIN_DEFINE(
+    GST_VERSION_MAJOR, GST_VERSION_MINOR, revuestandins, "Stand-ins for hardware encoders (tests)", plugin_init,
+    "1.0", "LGPL", "revue", "https://gstreamer.freedesktop.org")
+#endif

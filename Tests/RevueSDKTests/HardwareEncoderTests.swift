@@ -18,8 +18,8 @@ import Testing
 @Suite(.serialized, .tier(.pipeline), .sharedProcess, .timeLimit(.minutes(1))) struct HardwareEncoderTests {
   init() { TestEnvironment.prepare() }
 
-  /// The H.264 hardware encoders the stand-ins stand in for.
-  static let h264: [VideoEncoder.Factory] = [.vah264enc, .vaapih264enc, .v4l2h264enc, .nvh264enc]
+  /// The hardware encoders the stand-ins stand in for: every one Revue drives.
+  static let all = VideoEncoder.Factory.hardware
 
   /// Runs `body` with a stand-in registered as `factory`, failing at start when `failing`.
   static func withStandIn<T>(
@@ -36,7 +36,7 @@ import Testing
     try #require(publication.sender?.pipeline.pipeline.element(named: "encoder"))
   }
 
-  /// A publication of NV12 frames pushed as fast as they are taken, H.264 over RTP to a
+  /// A publication of NV12 frames pushed as fast as they are taken, over RTP to a
   /// receiving room on loopback, whose renderer decodes them.
   struct Loop {
     let sending = Room()
@@ -46,7 +46,7 @@ import Testing
     let renderer = FrameStream()
     let pushing: Task<Void, Never>
 
-    init(events: ((AsyncStream<Room.Event>) -> Void)? = nil) async throws {
+    init(_ codec: VideoCodec = .h264, events: ((AsyncStream<Room.Event>) -> Void)? = nil) async throws {
       let port = FreePorts.rtp()
       try await sending.connect(to: URL(string: "rtp://127.0.0.1:\(port)")!)
       events?(sending.events)
@@ -54,8 +54,8 @@ import Testing
       capturer = try #require(track.capturer as? BufferCapturer)
       try await capturer.startCapture()
       publication = try await sending.localParticipant!.publish(
-        videoTrack: track, options: VideoPublishOptions(preferredCodec: .h264))
-      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=h264")!)
+        videoTrack: track, options: VideoPublishOptions(preferredCodec: codec))
+      let remote = try await receiving.listen(on: URL(string: "rtp://127.0.0.1:\(port)?codec=\(codec)")!)
       remote.videoTrack!.add(videoRenderer: renderer)
       let (capturer, frame) = (capturer, BufferCapturerTests.frame(.nv12, 640, 360))
       pushing = Task {
@@ -74,31 +74,36 @@ import Testing
     }
   }
 
-  @Test(.wholeProcess, arguments: h264) func aHardwareEncoderIsPreferredWhenPresent(_ factory: VideoEncoder.Factory)
+  /// The hardware encoder of a codec is preferred when the machine has it, and only for its
+  /// codec; `REVUE_ENCODER=software` keeps the software one; what is found is what `revue
+  /// check` lists.
+  @Test(.wholeProcess, arguments: all) func aHardwareEncoderIsPreferredWhenPresent(_ factory: VideoEncoder.Factory)
     async throws
   {
-    #expect(VideoEncoder.Factory.preferred(for: .h264) == .x264enc)
+    let (codec, other): (VideoCodec, VideoCodec) = factory.codec == .h264 ? (.h264, .vp8) : (.vp8, .h264)
+    let software = VideoEncoder.Factory.software(for: codec)
+    #expect(VideoEncoder.Factory.preferred(for: codec) == software)
     #expect(NodeElements.hardwareEncoders().isEmpty)
     try await Self.withStandIn(factory) {
-      #expect(VideoEncoder.Factory.preferred(for: .h264) == factory)
-      #expect(VideoEncoder.Factory.preferred(for: .h264, environment: ["REVUE_ENCODER": "software"]) == .x264enc)
-      #expect(VideoEncoder.Factory.preferred(for: .vp8) == .vp8enc)
+      #expect(VideoEncoder.Factory.preferred(for: codec) == factory)
+      #expect(VideoEncoder.Factory.preferred(for: codec, environment: ["REVUE_ENCODER": "software"]) == software)
+      #expect(VideoEncoder.Factory.preferred(for: other) == VideoEncoder.Factory.software(for: other))
       let found = NodeElements.hardwareEncoders()
-      #expect(found.map(\.factory) == [factory.rawValue] && found[0].codec == .h264 && found[0].isUsed)
+      #expect(found.map(\.factory) == [factory.rawValue] && found[0].codec == codec && found[0].isUsed)
       #expect(found[0].zeroCopyMemory == factory.zeroCopyMemory && found[0].zeroCopyMemory != nil)
     }
-    #expect(VideoEncoder.Factory.preferred(for: .h264) == .x264enc)
+    #expect(VideoEncoder.Factory.preferred(for: codec) == software)
   }
 
   /// The layer's bitrate and keyframe interval reach the element in its own unit when it is
   /// made, and a bitrate set later (as congestion control does) too; the stand-in takes NV12
   /// alone, and the chain asks for that.
-  @Test(.wholeProcess, arguments: h264) func theBitrateLandsInTheElementsUnit(_ factory: VideoEncoder.Factory)
+  @Test(.wholeProcess, arguments: all) func theBitrateLandsInTheElementsUnit(_ factory: VideoEncoder.Factory)
     async throws
   {
     try await Self.withStandIn(factory) {
       let layer = VideoParameters(dimensions: .h360_169, encoding: VideoEncoding(maxBitrate: 600_000, maxFps: 30))
-      let encoder = VideoEncoder(.h264, layer, scaled: false, factory: factory)
+      let encoder = VideoEncoder(factory.codec, layer, scaled: false, factory: factory)
       #expect(encoder.rawFormats == .string("NV12"))
       let bin = try encoder.chain().bin()
       let element = try #require(bin.element(named: "encoder"))
@@ -112,7 +117,8 @@ import Testing
             try #require(controls.get("video_bitrate", as: Int.self)),
             try #require(controls.get("h264_i_frame_period", as: Int.self))
           )
-        case .vah264enc: return (try element.get("bitrate", as: Int.self), try element.get("key-int-max", as: Int.self))
+        case .vah264enc, .vavp8enc:
+          return (try element.get("bitrate", as: Int.self), try element.get("key-int-max", as: Int.self))
         case .vaapih264enc:
           return (try element.get("bitrate", as: Int.self), try element.get("keyframe-period", as: Int.self))
         default: return (try element.get("bitrate", as: Int.self), try element.get("gop-size", as: Int.self))
@@ -131,12 +137,12 @@ import Testing
 
   /// An RTP publication encodes with the stand-in, the receiving room decodes its stream, and a
   /// receiver's keyframe request (RTCP PLI) reaches it as a `GstForceKeyUnit` event.
-  @Test(.wholeProcess, arguments: [VideoEncoder.Factory.vah264enc, .v4l2h264enc])
+  @Test(.wholeProcess, arguments: [VideoEncoder.Factory.vah264enc, .v4l2h264enc, .vavp8enc])
   func aStreamThroughTheHardwareEncoderIsDecodedAndTakesKeyframeRequests(_ factory: VideoEncoder.Factory)
     async throws
   {
     try await Self.withStandIn(factory) {
-      let loop = try await Loop()
+      let loop = try await Loop(factory.codec)
       #expect(loop.publication.videoEncoder == factory.rawValue && loop.publication.encoderFallback == nil)
       let encoder = try Self.encoder(of: loop.publication)
       #expect(encoder.factoryName == factory.rawValue)

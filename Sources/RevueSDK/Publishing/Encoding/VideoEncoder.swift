@@ -17,26 +17,29 @@ import GStreamer
 struct VideoEncoder: Sendable, Hashable {
   /// The encoding elements Revue drives.
   ///
-  /// The hardware ones, and where each unit comes from (GStreamer's documentation of each
-  /// element, gstreamer.freedesktop.org/documentation/…; none was run on real hardware here,
-  /// see docs/hardware-encoders.md):
-  /// - `vah264enc` (va plugin, VA-API, plugins-bad): `bitrate` in kbit/s, `key-int-max` in
-  ///   frames, `rate-control` `cbr`, `b-frames` 0; takes NV12 (`video/x-raw` or, without a copy,
-  ///   `video/x-raw(memory:VAMemory)`).
-  /// - `vaapih264enc` (gstreamer-vaapi, the older VA-API plugin): `bitrate` in kbit/s,
-  ///   `keyframe-period` in frames, `rate-control` `cbr`, `max-bframes` 0; takes NV12 (or
+  /// The hardware ones, and where each unit comes from: GStreamer's documentation of each
+  /// element (gstreamer.freedesktop.org/documentation/{va/vah264enc, vaapi/vaapih264enc,
+  /// nvcodec/nvh264enc, video4linux2/v4l2h264enc}), checked against the property specs in
+  /// GStreamer's source (gst-plugins-bad `sys/va`, `sys/nvcodec`; gst-plugins-good `sys/v4l2`;
+  /// gstreamer-vaapi). None was run on real hardware here: see docs/hardware-encoders.md.
+  /// - `vah264enc` (va plugin, plugins-bad): `bitrate` "expressed in kbps", mutable while
+  ///   playing; `key-int-max` in frames; `rate-control` `cbr`; `b-frames` 0. Takes NV12
+  ///   (`video/x-raw`, or without a copy `video/x-raw(memory:VAMemory)`).
+  /// - `vaapih264enc` (gstreamer-vaapi, the older VA-API plugin): `bitrate` in kbps,
+  ///   `keyframe-period` in frames, `rate-control` `cbr`, `max-bframes` 0. Takes NV12 (or
   ///   `memory:VASurface`, `memory:DMABuf`).
-  /// - `vavp8enc` (va plugin, newer than GStreamer 1.22): `bitrate` in kbit/s, `key-int-max` in
-  ///   frames, as the va plugin's other encoders (vaav1enc's documentation); takes NV12 (or
+  /// - `vavp8enc` (va plugin, GStreamer 1.26 on; not in Debian's 1.22): `bitrate` in kbps,
+  ///   mutable while playing; `key-int-max` in frames; `rate-control` `cbr`. Takes NV12 (or
   ///   `memory:VAMemory`).
   /// - `v4l2h264enc` (video4linux2 plugin, a V4L2 memory-to-memory encoder such as the Raspberry
   ///   Pi's bcm2835-codec): no bitrate property; the V4L2 controls go in `extra-controls`, a
-  ///   structure whose fields are the controls' names: `video_bitrate`
-  ///   (V4L2_CID_MPEG_VIDEO_BITRATE, in bit/s, settable while streaming) and
-  ///   `h264_i_frame_period` (frames); takes NV12 (among others; `memory:DMABuf` without a copy).
-  /// - `nvh264enc` (nvcodec plugin, NVENC): `bitrate` in kbit/s, `gop-size` in frames,
-  ///   `rc-mode` `cbr`, `preset` `low-latency-hp`, `zerolatency` true; takes NV12 (or
-  ///   `memory:CUDAMemory`, `memory:GLMemory`).
+  ///   structure whose fields are the controls' names, applied to the device at once when it is
+  ///   open: `video_bitrate` (V4L2_CID_MPEG_VIDEO_BITRATE, bit/s) and `h264_i_frame_period`
+  ///   (frames). Takes NV12 among others (or `memory:DMABuf`); a keyframe request becomes
+  ///   V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME.
+  /// - `nvh264enc` (nvcodec plugin, NVENC): `bitrate` "in kbit/sec"; `gop-size` in frames;
+  ///   `rc-mode` `cbr`; `preset` `low-latency-hp` (kept, deprecated for `p1`…`p7` in newer
+  ///   releases); `zerolatency` true. Takes NV12 (or `memory:CUDAMemory`, `memory:GLMemory`).
   ///
   /// Every one of them is a `GstVideoEncoder`, which turns a `GstForceKeyUnit` event into a
   /// keyframe request to the codec: ``requestKeyframe(upstreamOf:)`` works the same for all.
@@ -84,7 +87,7 @@ struct VideoEncoder: Sendable, Hashable {
     static var installedHardware: [Factory] { hardware.filter { Gst.hasElement($0.rawValue) } }
 
     /// The element's bitrate property (for `v4l2h264enc`, the V4L2 control in its
-    /// `extra-controls`), and the value it takes for `bitsPerSecond`: `vp8enc`'s
+    /// `extra-controls`), and the value it takes for `bitsPerSecond` (units as in ``Factory``): `vp8enc`'s
     /// `target-bitrate`, `openh264enc`'s `bitrate` and `v4l2h264enc`'s `video_bitrate` are in
     /// bit/s; `x264enc`'s, `vah264enc`'s, `vaapih264enc`'s, `vavp8enc`'s and `nvh264enc`'s
     /// `bitrate` in kbit/s.
