@@ -135,6 +135,29 @@ import Testing
     }
   }
 
+  /// Frames reach the element in NV12, the one format it takes, as they are or scaled to a
+  /// smaller layer's size (simulcast), and its chain encodes and payloads them to the end.
+  @Test(.wholeProcess, arguments: all) func theChainNegotiatesNV12AsIsAndScaled(_ factory: VideoEncoder.Factory)
+    async throws
+  {
+    try await Self.withStandIn(factory) {
+      for scaled in [false, true] {
+        let layer = VideoParameters(dimensions: .h360_169, encoding: VideoEncoding(maxBitrate: 600_000, maxFps: 30))
+        let pipeline = try Pipeline(
+          parsing: "videotestsrc num-buffers=5 ! video/x-raw,format=I420,width=1280,height=720,framerate=30/1"
+            + " ! identity name=raw")
+        let bin = try VideoEncoder(factory.codec, layer, scaled: scaled, factory: factory).chain()
+          .payloading(as: "pay", payloadType: 96).bin()
+        let sink = try Element.make("fakesink", name: "sink")
+        try pipeline.add(bin, sink)
+        try #require(pipeline.element(named: "raw")).link(bin)
+        try bin.link(sink)
+        try await pipeline.playUntilEndOfStream(timeout: .seconds(20))
+        pipeline.stop()
+      }
+    }
+  }
+
   /// An RTP publication encodes with the stand-in, the receiving room decodes its stream, and a
   /// receiver's keyframe request (RTCP PLI) reaches it as a `GstForceKeyUnit` event.
   @Test(.wholeProcess, arguments: [VideoEncoder.Factory.vah264enc, .v4l2h264enc, .vavp8enc])

@@ -214,7 +214,7 @@ struct VideoEncoder: Sendable, Hashable {
         try .caps(
           "video/x-raw",
           [
-            "format": "I420", "width": Int32(size.width), "height": Int32(size.height),
+            "format": factory.isHardware ? "NV12" : "I420", "width": Int32(size.width), "height": Int32(size.height),
             "pixel-aspect-ratio": Fraction(1, 1),
           ]),
       ]
