@@ -87,6 +87,7 @@ import Testing
     try await Self.withStandIn(factory) {
       #expect(VideoEncoder.Factory.preferred(for: codec) == factory)
       #expect(VideoEncoder.Factory.preferred(for: codec, environment: ["REVUE_ENCODER": "software"]) == software)
+      #expect(VideoEncoder.Factory.preferred(for: codec, environment: ["REVUE_ENCODER": "auto"]) == factory)
       #expect(VideoEncoder.Factory.preferred(for: other) == VideoEncoder.Factory.software(for: other))
       let found = NodeElements.hardwareEncoders()
       #expect(found.map(\.factory) == [factory.rawValue] && found[0].codec == codec && found[0].isUsed)

@@ -76,10 +76,16 @@ struct VideoEncoder: Sendable, Hashable {
 
     /// The encoder of `codec` to try first: the first hardware encoder of that codec this
     /// machine has, unless `REVUE_ENCODER=software` in `environment`; else the software one.
+    /// Another value than `software` or `auto` is logged and ignored.
     static func preferred(
       for codec: VideoCodec, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Factory {
-      guard environment["REVUE_ENCODER"] != "software" else { return software(for: codec) }
+      switch environment["REVUE_ENCODER"] {
+      case "software": return software(for: codec)
+      case nil, "", "auto": break
+      case let other?:
+        RevueLog.log(.warning, "Publication", "REVUE_ENCODER=\(other) ignored: it takes software or auto")
+      }
       return hardware.first { $0.codec == codec && Gst.hasElement($0.rawValue) } ?? software(for: codec)
     }
 
