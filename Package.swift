@@ -77,12 +77,18 @@ let package = Package(
       name: "RevueSDKTestSupport", dependencies: ["RevueSDK", "RevueTestSupport"], path: "Tests/RevueSDKTestSupport"),
     // Under `swift test --sanitize=thread` only: tells ThreadSanitizer about Mutex's contended path.
     .target(name: "RevueTSanSupport", path: "Tests/RevueTSanSupport"),
+    // Stand-ins for hardware encoders (bins around x264enc registered as `vah264enc`,
+    // `v4l2h264enc`, …), for the tests of the encoder choice on machines without the hardware.
+    .target(name: "RevueEncoderStandIns", dependencies: ["CGStreamer"], path: "Tests/RevueEncoderStandIns"),
     .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "GStreamerCheck", "RevueTestSupport"]),
     // Xlib, for the tests that play an application hosting a video view in its own window.
     .systemLibrary(name: "CX11", path: "Tests/CX11", pkgConfig: "x11", providers: [.apt(["libx11-dev"])]),
     .testTarget(
       name: "RevueSDKTests",
-      dependencies: ["RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport", "GStreamerCheck"]),
+      dependencies: [
+        "RevueSDK", "RevueLab", "RevueTestSupport", "CX11", "RevueSDKTestSupport", "GStreamerCheck",
+        "RevueEncoderStandIns",
+      ]),
     // The process runner's own: output, status, environment, deadlines, no child left behind.
     .testTarget(name: "RevueProcessTests", dependencies: ["RevueProcess", "RevueTestSupport"]),
     // The bench's: its command line, its scenarios and trials, a smoke run, the soak.

@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(
   pkg-config
+  # A C compiler (cc): a CLI test builds the hardware-encoder stand-ins as a GStreamer plugin.
+  gcc
   # Linux's V4L2 header (a camera's own zoom control).
   linux-libc-dev
   # GStreamer's C API for the GStreamer Swift module (core, base, app, video, audio, rtp, sdp, net, check).

@@ -116,6 +116,13 @@ public final class LocalTrackPublication: Sendable {
     return nil
   }
   private let status: StreamStatus
+  /// The element that encodes the video over RTP: `x264enc`, `vp8enc`, or a hardware encoder
+  /// such as `vah264enc` or `v4l2h264enc`; nil for audio and WHIP.
+  public let videoEncoder: String?
+  /// Set when the hardware encoder tried first could not start and the software one encodes
+  /// instead: a warning naming both, and why the hardware one failed. The room's
+  /// ``Room/events`` carry it as this publication's fault. Nil otherwise.
+  public let encoderFallback: MediaFault?
   /// Bytes and time at the previous read of the statistics, by stream (nil: all of them).
   private let created = ContinuousClock.now
   private let lastRead = Mutex<[Int?: (bytes: Int, time: ContinuousClock.Instant)]>([:])
@@ -123,6 +130,13 @@ public final class LocalTrackPublication: Sendable {
   /// Publishes `layers` of a video track, the first at `port`, each next one two ports up;
   /// with `adaptiveBitrate`, each layer's bitrate follows its receiver reports; protected with
   /// `srtp` when it is given.
+  ///
+  /// The encoder is the machine's hardware encoder of `codec` when it has one
+  /// (``VideoEncoder/Factory/preferred(for:environment:)``). When the sender cannot start with
+  /// it (the device cannot be opened, the element refuses a setting), the sender is built again
+  /// with the software encoder, and ``encoderFallback`` says so (a warning naming both, also
+  /// sent to the room's events). A hardware encoder that fails later, once playing, fails the
+  /// publication as any encoder does.
   init(
     video track: LocalVideoTrack, codec: VideoCodec, layers: [VideoParameters], recovery: LossRecovery = .nack,
     host: String, port: Int, adaptiveBitrate: Bool = true, srtp: SRTPKey? = nil
@@ -130,23 +144,67 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .video(codec, layers)
-    var streams: [RTPSender.Stream] = []
-    for (index, layer) in layers.enumerated() {
-      let chain: ElementChain
-      do {
-        chain = try VideoEncoder(codec, layer, scaled: index > 0).chain()
-      } catch {
-        throw RevueError(.gstreamer, "cannot describe the \(codec.rawValue) encoder of \(layer)", underlying: error)
-      }
-      streams.append(
-        RTPSender.Stream(
-          chain: chain, port: port + 2 * index, adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil))
-    }
-    status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
+    let status = StreamStatus(name: "the \(codec.rawValue) publication of \(track.name)")
+    self.status = status
     let relay = Relay<LocalTrackPublication>()
-    let sender = try RTPSender(
-      name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
-      recovery: recovery, srtp: srtp, countsCopies: Self.countsCopiedBytes, onFault: Self.faultHandler(status, relay))
+    let start = {
+      (factory: VideoEncoder.Factory, onFault: @escaping @Sendable (MediaFault) -> Void) throws(RevueError) in
+      var streams: [RTPSender.Stream] = []
+      for (index, layer) in layers.enumerated() {
+        let chain: ElementChain
+        do {
+          chain = try VideoEncoder(codec, layer, scaled: index > 0, factory: factory).chain()
+        } catch {
+          throw RevueError(.gstreamer, "cannot describe the \(factory.rawValue) encoder of \(layer)", underlying: error)
+        }
+        streams.append(
+          RTPSender.Stream(
+            chain: chain, port: port + 2 * index, adaptation: adaptiveBitrate ? Self.adaptation(for: layer) : nil))
+      }
+      return try RTPSender(
+        name: codec.rawValue, streams: streams, payloadType: 96, host: host, frameRate: layers[0].encoding.maxFps,
+        recovery: recovery, srtp: srtp, countsCopies: Self.countsCopiedBytes, onFault: onFault)
+    }
+    let preferred = VideoEncoder.Factory.preferred(for: codec)
+    var used = preferred
+    let sender: RTPSender
+    if preferred.isHardware {
+      // Until the hardware sender plays, its faults are its start's: kept, not the publication's.
+      let starting = Locked<[MediaFault]?>([])
+      let handler = Self.faultHandler(status, relay)
+      let onFault: @Sendable (MediaFault) -> Void = { fault in
+        let kept = starting.value.withLock { faults in
+          faults?.append(fault)
+          return faults != nil
+        }
+        if !kept { handler(fault) }
+      }
+      do {
+        sender = try start(preferred, onFault)
+        // Playing: what it said while starting (warnings) is the publication's, as what follows.
+        let said = starting.value.withLock { faults in
+          defer { faults = nil }
+          return faults ?? []
+        }
+        said.forEach(handler)
+        encoderFallback = nil
+      } catch {
+        let software = VideoEncoder.Factory.software(for: codec)
+        let why = starting.value.withLock { $0?.first { $0.severity == .error } }.map(\.description) ?? "\(error)"
+        let fallback = MediaFault(
+          severity: .warning, element: preferred.rawValue,
+          message: "the hardware encoder \(preferred.rawValue) could not start (\(why)): encoding with "
+            + "\(software.rawValue) instead")
+        status.report(fallback, ends: false)
+        encoderFallback = fallback
+        used = software
+        sender = try start(software, Self.faultHandler(status, relay))
+      }
+    } else {
+      encoderFallback = nil
+      sender = try start(preferred, Self.faultHandler(status, relay))
+    }
+    videoEncoder = used.rawValue
     transport = .rtp(sender)
     relay.target = self
     track.attach(sender)
@@ -159,6 +217,7 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     media = .audio(encoding, dtx: dtx)
+    (videoEncoder, encoderFallback) = (nil, nil)
     let chain = AudioEncoder(encoding: encoding, dtx: dtx).chain()
     status = StreamStatus(name: "the opus publication of \(track.name)")
     let relay = Relay<LocalTrackPublication>()
@@ -175,6 +234,7 @@ public final class LocalTrackPublication: Sendable {
     sid = Self.newSID()
     self.track = track
     self.media = media
+    (videoEncoder, encoderFallback) = (nil, nil)
     status = whip.status
     transport = .whip(whip)
   }

@@ -425,6 +425,8 @@ public final class Room: Sendable {
   private func follow(_ publication: LocalTrackPublication) {
     let events = publication.events
     let (sid, broadcast) = (publication.sid, broadcast)
+    // Said before the publication existed to be followed: its encoder's fallback.
+    if let fallback = publication.encoderFallback { broadcast.send(.publication(sid: sid, .fault(fallback))) }
     // A publication that ended before it was followed says so once.
     if publication.state != .running { return broadcast.send(.publication(sid: sid, .state(publication.state))) }
     Task {

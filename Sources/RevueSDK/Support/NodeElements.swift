@@ -81,3 +81,33 @@ public enum NodeElements {
     }
   }
 }
+
+extension NodeElements {
+  /// A hardware video encoder Revue drives, as this machine has it.
+  public struct HardwareEncoder: Sendable, Hashable {
+    /// The element factory, such as `vah264enc`.
+    public var factory: String
+    /// What it encodes.
+    public var codec: VideoCodec
+    /// The plugin that provides it.
+    public var plugin: String?
+    /// The memory it takes frames in without a copy (its sink caps feature), such as
+    /// `memory:VAMemory`; Revue hands it NV12 in system memory.
+    public var zeroCopyMemory: String?
+    /// Whether publications over RTP use it: it is the first of its codec found, and
+    /// `REVUE_ENCODER=software` is not set.
+    public var isUsed: Bool
+  }
+
+  /// Every hardware encoder Revue drives, in the order they are preferred, found or not.
+  public static var hardwareEncoderFactories: [String] { VideoEncoder.Factory.hardware.map(\.rawValue) }
+
+  /// The hardware encoders this machine has, in the order they are preferred.
+  public static func hardwareEncoders() -> [HardwareEncoder] {
+    VideoEncoder.Factory.installedHardware.map { factory in
+      HardwareEncoder(
+        factory: factory.rawValue, codec: factory.codec, plugin: Gst.elementInfo(factory.rawValue)?.plugin,
+        zeroCopyMemory: factory.zeroCopyMemory, isUsed: VideoEncoder.Factory.preferred(for: factory.codec) == factory)
+    }
+  }
+}

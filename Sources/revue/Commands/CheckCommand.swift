@@ -47,8 +47,28 @@ struct CheckCommand {
     let present = statuses.filter(\.isInstalled).count
     print("")
     print("\(present) of \(statuses.count) elements present")
+    print(Self.hardwareSummary(NodeElements.hardwareEncoders()))
     print(
       "test pipeline: \(selfTest.framesReceived) frames through VP8 and RTP and back (\(selfTest.caps ?? "no caps"))")
+  }
+
+  /// What `revue check` says of the hardware encoders: those found, each with its codec, its
+  /// plugin, whether RTP publications use it and the memory it would take without a copy; or
+  /// that none of those Revue drives was found.
+  static func hardwareSummary(_ found: [NodeElements.HardwareEncoder]) -> String {
+    guard !found.isEmpty else {
+      return
+        "hardware encoders: none found (looked for \(NodeElements.hardwareEncoderFactories.joined(separator: ", "))):"
+        + " software encoding"
+    }
+    return "hardware encoders:\n"
+      + found.map { encoder in
+        let use =
+          encoder.isUsed ? "used for \(encoder.codec.rawValue)" : "not used (REVUE_ENCODER=software, or another first)"
+        return
+          "  \(encoder.factory)  \(encoder.codec.rawValue)  (\(encoder.plugin ?? "registered by the program"))  \(use)"
+          + (encoder.zeroCopyMemory.map { "; zero-copy input \($0), not used yet" } ?? "")
+      }.joined(separator: "\n")
   }
 
   private func printJSON(_ statuses: [NodeElements.Status], _ selfTest: NodeElements.SelfTest, _ camera: CameraTest) {
@@ -61,8 +81,14 @@ struct CheckCommand {
       if let package = status.package { entry["package"] = package }
       return entry
     }
+    let hardware: [[String: Any]] = NodeElements.hardwareEncoders().map { encoder in
+      [
+        "factory": encoder.factory, "codec": encoder.codec.rawValue, "used": encoder.isUsed,
+        "plugin": encoder.plugin as Any? ?? NSNull(), "zeroCopyMemory": encoder.zeroCopyMemory as Any? ?? NSNull(),
+      ]
+    }
     let object: [String: Any] = [
-      "gstreamer": NodeElements.gstreamerVersion, "elements": elements,
+      "gstreamer": NodeElements.gstreamerVersion, "elements": elements, "hardwareEncoders": hardware,
       "selfTest": ["framesReceived": selfTest.framesReceived, "caps": selfTest.caps as Any? ?? NSNull()],
       "camera": [
         "id": camera.device.id, "name": camera.device.name, "virtual": camera.isVirtual, "frames": camera.frames,

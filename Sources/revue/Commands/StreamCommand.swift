@@ -46,7 +46,12 @@ struct StreamCommand {
     let layers = zip(publication.layers, publication.ports).dropFirst().map { "\($0.dimensions) on port \($1)" }
     let size = capturer.dimensions.map(\.description) ?? "?"
     let what = device?.name ?? "the screen \(ProcessInfo.processInfo.environment["DISPLAY"] ?? "")"
-    var started = "revue: streaming \(what) \(size) \(options.codec) at \(encoding.maxBitrate / 1000) kbps"
+    // The encoder, and why it is not the hardware one tried first when that one could not start.
+    let encoder = publication.videoEncoder.map { " (\($0))" } ?? ""
+    if let fallback = publication.encoderFallback {
+      FileHandle.standardError.write(Data("revue: \(fallback.message)\n".utf8))
+    }
+    var started = "revue: streaming \(what) \(size) \(options.codec)\(encoder) at \(encoding.maxBitrate / 1000) kbps"
     if let key { started += " over SRTP (\(key.suite.rawValue))" }
     started += " to \(options.destination)" + (layers.isEmpty ? "" : ", with layers " + layers.joined(separator: ", "))
     FileHandle.standardError.write(Data((started + "\n").utf8))

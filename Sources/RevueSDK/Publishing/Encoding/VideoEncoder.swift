@@ -10,20 +10,108 @@ import GStreamer
 /// `openh264enc` where x264enc is missing. A keyframe comes at least every 2 s of frames, and
 /// whenever a `GstForceKeyUnit` event reaches the encoder (a receiver's PLI or FIR, a new RTSP
 /// client).
+///
+/// Hardware encoders (``Factory/hardware``) are preferred where the machine has them, for an
+/// RTP publication (``Factory/preferred(for:environment:)``); one that cannot start gives way to
+/// the software encoder of its codec (``LocalTrackPublication``).
 struct VideoEncoder: Sendable, Hashable {
   /// The encoding elements Revue drives.
-  enum Factory: String, Sendable, Hashable {
+  ///
+  /// The hardware ones, and where each unit comes from: GStreamer's documentation of each
+  /// element (gstreamer.freedesktop.org/documentation/{va/vah264enc, vaapi/vaapih264enc,
+  /// nvcodec/nvh264enc, video4linux2/v4l2h264enc}), checked against the property specs in
+  /// GStreamer's source (gst-plugins-bad `sys/va`, `sys/nvcodec`; gst-plugins-good `sys/v4l2`;
+  /// gstreamer-vaapi). None was run on real hardware here: see docs/hardware-encoders.md.
+  /// - `vah264enc` (va plugin, plugins-bad): `bitrate` "expressed in kbps", mutable while
+  ///   playing; `key-int-max` in frames; `rate-control` `cbr`; `b-frames` 0. Takes NV12
+  ///   (`video/x-raw`, or without a copy `video/x-raw(memory:VAMemory)`).
+  /// - `vaapih264enc` (gstreamer-vaapi, the older VA-API plugin): `bitrate` in kbps,
+  ///   `keyframe-period` in frames, `rate-control` `cbr`, `max-bframes` 0. Takes NV12 (or
+  ///   `memory:VASurface`, `memory:DMABuf`).
+  /// - `vavp8enc` (va plugin, GStreamer 1.26 on; not in Debian's 1.22): `bitrate` in kbps,
+  ///   mutable while playing; `key-int-max` in frames; `rate-control` `cbr`. Takes NV12 (or
+  ///   `memory:VAMemory`).
+  /// - `v4l2h264enc` (video4linux2 plugin, a V4L2 memory-to-memory encoder such as the Raspberry
+  ///   Pi's bcm2835-codec): no bitrate property; the V4L2 controls go in `extra-controls`, a
+  ///   structure whose fields are the controls' names, applied to the device at once when it is
+  ///   open: `video_bitrate` (V4L2_CID_MPEG_VIDEO_BITRATE, bit/s) and `h264_i_frame_period`
+  ///   (frames). Takes NV12 among others (or `memory:DMABuf`); a keyframe request becomes
+  ///   V4L2_CID_MPEG_VIDEO_FORCE_KEY_FRAME.
+  /// - `nvh264enc` (nvcodec plugin, NVENC): `bitrate` "in kbit/sec"; `gop-size` in frames;
+  ///   `rc-mode` `cbr`; `preset` `low-latency-hp` (kept, deprecated for `p1`…`p7` in newer
+  ///   releases); `zerolatency` true. Takes NV12 (or `memory:CUDAMemory`, `memory:GLMemory`).
+  ///
+  /// Every one of them is a `GstVideoEncoder`, which turns a `GstForceKeyUnit` event into a
+  /// keyframe request to the codec: ``requestKeyframe(upstreamOf:)`` works the same for all.
+  enum Factory: String, Sendable, Hashable, CaseIterable {
     case vp8enc, x264enc, openh264enc
+    case vah264enc, vaapih264enc, vavp8enc, v4l2h264enc, nvh264enc
 
-    /// The element's bitrate property, and the value it takes for `bitsPerSecond`: `vp8enc`'s
-    /// `target-bitrate` and `openh264enc`'s `bitrate` are in bit/s, `x264enc`'s `bitrate` in
-    /// kbit/s.
+    /// The hardware encoders, in the order they are preferred: VA-API's current plugin before
+    /// its older one, NVENC, then V4L2's (a single-board computer has only that one).
+    static let hardware: [Factory] = [.vah264enc, .vaapih264enc, .nvh264enc, .v4l2h264enc, .vavp8enc]
+
+    /// What it encodes to.
+    var codec: VideoCodec { self == .vp8enc || self == .vavp8enc ? .vp8 : .h264 }
+
+    /// Whether it is a hardware encoder.
+    var isHardware: Bool { Self.hardware.contains(self) }
+
+    /// The memory a hardware encoder takes frames in without a copy (its sink caps feature),
+    /// for `revue check` and the docs: Revue hands it system memory (NV12) today.
+    var zeroCopyMemory: String? {
+      switch self {
+      case .vah264enc, .vavp8enc: "memory:VAMemory"
+      case .vaapih264enc: "memory:VASurface, memory:DMABuf"
+      case .v4l2h264enc: "memory:DMABuf"
+      case .nvh264enc: "memory:CUDAMemory, memory:GLMemory"
+      case .vp8enc, .x264enc, .openh264enc: nil
+      }
+    }
+
+    /// The software encoder of `codec`: `vp8enc`; `x264enc`, or `openh264enc` without it.
+    static func software(for codec: VideoCodec) -> Factory {
+      codec == .vp8 ? .vp8enc : (Gst.hasElement("x264enc") ? .x264enc : .openh264enc)
+    }
+
+    /// The encoder of `codec` to try first: the first hardware encoder of that codec this
+    /// machine has, unless `REVUE_ENCODER=software` in `environment`; else the software one.
+    /// Another value than `software` or `auto` is logged and ignored.
+    static func preferred(
+      for codec: VideoCodec, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Factory {
+      switch environment["REVUE_ENCODER"] {
+      case "software": return software(for: codec)
+      case nil, "", "auto": break
+      case let other?:
+        RevueLog.log(.warning, "Publication", "REVUE_ENCODER=\(other) ignored: it takes software or auto")
+      }
+      return hardware.first { $0.codec == codec && Gst.hasElement($0.rawValue) } ?? software(for: codec)
+    }
+
+    /// The hardware encoders this machine has, in the order they are preferred.
+    static var installedHardware: [Factory] { hardware.filter { Gst.hasElement($0.rawValue) } }
+
+    /// The element's bitrate property (for `v4l2h264enc`, the V4L2 control in its
+    /// `extra-controls`), and the value it takes for `bitsPerSecond` (units as in ``Factory``): `vp8enc`'s
+    /// `target-bitrate`, `openh264enc`'s `bitrate` and `v4l2h264enc`'s `video_bitrate` are in
+    /// bit/s; `x264enc`'s, `vah264enc`'s, `vaapih264enc`'s, `vavp8enc`'s and `nvh264enc`'s
+    /// `bitrate` in kbit/s.
     func bitrate(_ bitsPerSecond: Int) -> (property: String, value: Int) {
       switch self {
       case .vp8enc: ("target-bitrate", bitsPerSecond)
-      case .x264enc: ("bitrate", max(1, (bitsPerSecond + 500) / 1000))
+      case .x264enc, .vah264enc, .vaapih264enc, .vavp8enc, .nvh264enc: ("bitrate", max(1, (bitsPerSecond + 500) / 1000))
       case .openh264enc: ("bitrate", bitsPerSecond)
+      case .v4l2h264enc: ("video_bitrate", bitsPerSecond)
       }
+    }
+
+    /// `v4l2h264enc`'s `extra-controls`: the bitrate and the keyframe interval as V4L2 controls.
+    static func v4l2Controls(bitsPerSecond: Int, keyframeInterval: Int) -> Structure {
+      var controls = Structure(name: "controls")
+      try? controls.set("video_bitrate", Int32(clamping: bitsPerSecond))
+      try? controls.set("h264_i_frame_period", Int32(clamping: keyframeInterval))
+      return controls
     }
   }
 
@@ -35,22 +123,30 @@ struct VideoEncoder: Sendable, Hashable {
   /// encoder (a simulcast layer smaller than what the track gives).
   let scaled: Bool
 
-  /// The encoder of `layer` in `codec`, chosen from the elements this machine has.
-  init(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool) {
-    factory = codec == .vp8 ? .vp8enc : (Gst.hasElement("x264enc") ? .x264enc : .openh264enc)
+  /// The encoder of `layer` in `codec`: `factory`, or the software one this machine has.
+  init(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool, factory: Factory? = nil) {
+    precondition(factory.map { $0.codec == codec } ?? true, "\(factory!) does not encode \(codec)")
+    self.factory = factory ?? Factory.software(for: codec)
     self.layer = layer
     self.scaled = scaled
   }
 
   /// What it encodes to.
-  var codec: VideoCodec { factory == .vp8enc ? .vp8 : .h264 }
+  var codec: VideoCodec { factory.codec }
 
   /// Frames between two keyframes at most: 2 s.
   var keyframeInterval: Int { max(1, layer.encoding.maxFps * 2) }
 
   /// The raw formats the encoder takes without a conversion: I420 for `vp8enc`, NV12 and I420
-  /// for the H.264 encoders.
-  var rawFormats: Value { factory == .vp8enc ? .string("I420") : .list([.string("NV12"), .string("I420")]) }
+  /// for the software H.264 encoders, NV12 for the hardware ones (each takes NV12 in system
+  /// memory by its documented sink caps; see ``Factory``).
+  var rawFormats: Value {
+    switch factory {
+    case .vp8enc: .string("I420")
+    case .x264enc, .openh264enc: .list([.string("NV12"), .string("I420")])
+    case .vah264enc, .vaapih264enc, .vavp8enc, .v4l2h264enc, .nvh264enc: .string("NV12")
+    }
+  }
 
   /// The element's properties, in the order they are set.
   ///
@@ -78,6 +174,29 @@ struct VideoEncoder: Sendable, Hashable {
       ]
     case .openh264enc:
       return ["complexity": .enumeration("low"), bitrate.property: .int(bitrate.value), "gop-size": keyframeInterval]
+    case .vah264enc:
+      return [
+        "rate-control": .enumeration("cbr"), "b-frames": .int(0), bitrate.property: .int(bitrate.value),
+        "key-int-max": keyframeInterval,
+      ]
+    case .vavp8enc:
+      return [
+        "rate-control": .enumeration("cbr"), bitrate.property: .int(bitrate.value), "key-int-max": keyframeInterval,
+      ]
+    case .vaapih264enc:
+      return [
+        "rate-control": .enumeration("cbr"), "max-bframes": .int(0), bitrate.property: .int(bitrate.value),
+        "keyframe-period": keyframeInterval,
+      ]
+    case .v4l2h264enc:
+      let controls = Factory.v4l2Controls(
+        bitsPerSecond: layer.encoding.maxBitrate, keyframeInterval: self.keyframeInterval)
+      return ["extra-controls": .structure(controls)]
+    case .nvh264enc:
+      return [
+        "preset": .enumeration("low-latency-hp"), "rc-mode": .enumeration("cbr"), "zerolatency": .bool(true),
+        bitrate.property: .int(bitrate.value), "gop-size": keyframeInterval,
+      ]
     }
   }
 
@@ -101,7 +220,7 @@ struct VideoEncoder: Sendable, Hashable {
         try .caps(
           "video/x-raw",
           [
-            "format": "I420", "width": Int32(size.width), "height": Int32(size.height),
+            "format": factory.isHardware ? "NV12" : "I420", "width": Int32(size.width), "height": Int32(size.height),
             "pixel-aspect-ratio": Fraction(1, 1),
           ]),
       ]
@@ -112,9 +231,9 @@ struct VideoEncoder: Sendable, Hashable {
     let parse = ElementRecipe("h264parse", ["config-interval": .int(-1)])
     let pay = ElementRecipe("rtph264pay", ["aggregate-mode": .enumeration("zero-latency")])
     switch factory {
-    case .vp8enc:
+    case .vp8enc, .vavp8enc:
       chain.elements.append(ElementRecipe("rtpvp8pay", ["picture-id-mode": .enumeration("15-bit")]))
-    case .x264enc:
+    case .x264enc, .vah264enc, .vaapih264enc, .v4l2h264enc, .nvh264enc:
       chain.elements += [try .caps("video/x-h264", ["profile": "constrained-baseline"]), parse, pay]
     case .openh264enc:
       chain.elements += [parse, pay]
@@ -130,13 +249,20 @@ struct VideoEncoder: Sendable, Hashable {
   }
 
   /// Sets `encoder`'s bitrate to `bitsPerSecond`, in its unit; an element Revue does not drive
-  /// is left alone. All three take a new bitrate while playing (vp8enc reconfigures libvpx at
-  /// once, x264enc at its next frame).
+  /// is left alone. The software three take a new bitrate while playing (vp8enc reconfigures
+  /// libvpx at once, x264enc at its next frame); so do, by their documentation, the hardware
+  /// ones (`v4l2h264enc` sets its controls on the device as soon as `extra-controls` changes).
   static func setBitrate(_ bitsPerSecond: Int, of encoder: GStreamer.Element) {
     guard let factory = encoder.factoryName.flatMap(Factory.init(rawValue:)) else { return }
     let bitrate = factory.bitrate(bitsPerSecond)
     do {
-      try encoder.set(bitrate.property, bitrate.value)
+      if factory == .v4l2h264enc {
+        var controls = try encoder.get("extra-controls", as: Structure?.self) ?? Structure(name: "controls")
+        try controls.set(bitrate.property, Int32(clamping: bitrate.value))
+        try encoder.set("extra-controls", controls)
+      } else {
+        try encoder.set(bitrate.property, bitrate.value)
+      }
     } catch {
       RevueLog.log(.warning, "Publication", "cannot set the bitrate of \(encoder.name): \(error)")
     }
