@@ -1,10 +1,12 @@
-// Holds glibc's malloc to REVUE_MALLOC_ARENAS arenas in the `revue` node, before main: by
-// default glibc makes one for each thread that allocates while the others' are busy, up to 8 per
-// core, and keeps what each held. It fixes the bound the first time it needs a new arena, which
-// the Swift runtime's threads reach before main: set from main, the bound came too late (a node
-// serving 200 RTSP sessions one after another still grew 10.5 MiB after the 40th, as against
-// 3.8 MiB with MALLOC_ARENA_MAX=2 in the environment), so it is set in a constructor, as the
-// environment variable would be.
+// Holds glibc's malloc to REVUE_MALLOC_ARENAS arenas in the `revue` node, before main. By
+// default glibc makes an arena for each thread that allocates while the others' are busy, up to
+// 8 per core, and keeps what each held: a node serving RTSP, whose every session brings
+// short-lived streaming threads, grew 17 MiB in each 40 sessions (ffprobe clients one after
+// another). With two arenas it still grew 10–11 MiB from the 40th session to the 200th; with
+// one it held 63–65 MiB (revue-bench sessions, docs/benchmarks.md). glibc fixes the bound the
+// first time it needs a new arena, which the Swift runtime's threads reach before main: set
+// from main it came too late, so it is set in a constructor, as MALLOC_ARENA_MAX in the
+// environment would be (which, given, wins).
 #include "CMalloc.h"
 
 #include <malloc.h>

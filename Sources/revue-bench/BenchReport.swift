@@ -188,10 +188,11 @@ extension BenchCommand {
             row("resident after 40", .sessions(client, .residentSettled), "MiB", digits: 1, target: .none),
             row("resident after 200", .sessions(client, .residentEnd), "MiB", digits: 1, target: .none),
             row("resident growth after 40", .sessions(client, .residentGrowth), "MiB", digits: 1, target: .below(5)),
-            row("threads added after 40", .sessions(client, .threadsAdded), "threads", digits: 0, target: .equals(0)),
+            // Fewer is as good as none: GLib's idle threads end after 15 s.
+            row("threads added after 40", .sessions(client, .threadsAdded), "threads", digits: 0, target: .below(1)),
             row(
               "open fds added after 40", .sessions(client, .descriptorsAdded), "file descriptors", digits: 0,
-              target: .equals(0)),
+              target: .below(1)),
             row("sessions failed", .sessions(client, .failed), "of 200", digits: 0, target: .equals(0)),
           ]
           for index in rows.indices { rows[index].scenario = "\(title) \(client.title)" }

@@ -5,7 +5,7 @@ import CMalloc
 @main
 enum RevueCommand {
   static func main() async {
-    // Before main, glibc's malloc was held to two arenas (Sources/CMalloc/arenas.c): serving
+    // Before main, glibc's malloc was held to one arena (Sources/CMalloc/arenas.c): serving
     // session after session, each with short-lived streaming threads, the node keeps its memory
     // flat. Read here so that the constructor is linked in.
     _ = revue_malloc_arenas()

@@ -2,7 +2,7 @@
 #define REVUE_CMALLOC_H
 
 /// The most malloc arenas the node uses.
-#define REVUE_MALLOC_ARENAS 2
+#define REVUE_MALLOC_ARENAS 1
 
 /// The arena bound set before main (REVUE_MALLOC_ARENAS), or 0 when MALLOC_ARENA_MAX (or
 /// GLIBC_TUNABLES) chose it instead.
