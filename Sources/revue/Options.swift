@@ -14,6 +14,8 @@ enum Command: Equatable, ProgramCommand {
   case receive(ReceiveOptions)
   /// `revue serve --rtsp …` / `--webrtc …`: a camera served to RTSP clients, WebRTC viewers or both.
   case serve(ServeOptions)
+  /// `revue record --dir DIR …`: a camera recorded to segment files.
+  case record(RecordOptions)
   /// `revue demo [--duration S]`: a sender and a receiver in one process.
   case demo(duration: Int)
   /// `revue link --to HOST:PORT …`: a relay through an emulated bad link.
@@ -84,6 +86,16 @@ enum Command: Equatable, ProgramCommand {
                        asks viewers for a bearer token (the page reads #token=T); on loopback
                        unless an ADDRESS is given, and on another only with a token, or
                        --no-auth; Ctrl-C stops
+      record --dir DIR [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
+             [--codec h264|vp8] [--bitrate BPS] [--audio] [--format mp4|mkv] [--segment 60s]
+             [--keep 24h] [--keep-size 2GB] [--duration S] [--json]
+                       record a camera (and with --audio its microphone) to files in DIR, one
+                       per segment (default 60s, each from a keyframe), named by the UTC time
+                       of its first frame (2026-12-07T20-05-00Z.mp4): fragmented MP4 (H.264,
+                       AAC) or Matroska (--format mkv: H.264 or VP8, Opus), written so that
+                       after a crash every file plays, the last one to within a second;
+                       --keep deletes segments older than that, --keep-size the oldest beyond
+                       that size; a write error (a full disk) ends the recording; Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
@@ -134,6 +146,9 @@ enum Command: Equatable, ProgramCommand {
     case "serve":
       guard let options = try ServeOptions.parse(options) else { return .help }
       return .serve(options)
+    case "record":
+      guard let options = try RecordOptions.parse(options) else { return .help }
+      return .record(options)
     case "demo":
       var reader = OptionReader(command: "demo", options)
       var duration = 5
@@ -175,6 +190,7 @@ enum Command: Equatable, ProgramCommand {
     case .stream(let options): try await StreamCommand(options: options).run()
     case .receive(let options): try await ReceiveCommand(options: options).run()
     case .serve(let options): try await ServeCommand(options: options).run()
+    case .record(let options): try await RecordCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
     case .link(let options): try await LinkCommand(options: options).run()

@@ -18,6 +18,15 @@ struct VideoEncoder: Sendable, Hashable {
     /// The element's bitrate property, and the value it takes for `bitsPerSecond`: `vp8enc`'s
     /// `target-bitrate` and `openh264enc`'s `bitrate` are in bit/s, `x264enc`'s `bitrate` in
     /// kbit/s.
+    /// The element's property for the most frames between two keyframes.
+    var keyframeIntervalProperty: String {
+      switch self {
+      case .vp8enc: "keyframe-max-dist"
+      case .x264enc: "key-int-max"
+      case .openh264enc: "gop-size"
+      }
+    }
+
     func bitrate(_ bitsPerSecond: Int) -> (property: String, value: Int) {
       switch self {
       case .vp8enc: ("target-bitrate", bitsPerSecond)
@@ -66,7 +75,8 @@ struct VideoEncoder: Sendable, Hashable {
       return [
         "deadline": .int(1), "cpu-used": .int(8), "end-usage": .enumeration("cbr"),
         bitrate.property: .int(bitrate.value),
-        "keyframe-max-dist": keyframeInterval, "lag-in-frames": .int(0), "error-resilient": .flags(["default"]),
+        factory.keyframeIntervalProperty: keyframeInterval, "lag-in-frames": .int(0),
+        "error-resilient": .flags(["default"]),
         "threads": .int(LocalTrackPublication.vp8Threads(for: layer.dimensions)), "buffer-size": .int(1000),
         "buffer-initial-size": .int(500), "buffer-optimal-size": .int(600), "overshoot": .int(15),
       ]
@@ -74,10 +84,13 @@ struct VideoEncoder: Sendable, Hashable {
       return [
         "tune": .flags(["zerolatency"]), "speed-preset": .enumeration("ultrafast"),
         bitrate.property: .int(bitrate.value),
-        "key-int-max": keyframeInterval,
+        factory.keyframeIntervalProperty: keyframeInterval,
       ]
     case .openh264enc:
-      return ["complexity": .enumeration("low"), bitrate.property: .int(bitrate.value), "gop-size": keyframeInterval]
+      return [
+        "complexity": .enumeration("low"), bitrate.property: .int(bitrate.value),
+        factory.keyframeIntervalProperty: keyframeInterval,
+      ]
     }
   }
 

@@ -1,0 +1,420 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// How a ``Recording`` writes its files.
+public struct RecordingOptions: Sendable, Hashable {
+  /// The container of the segments.
+  public enum Format: String, Sendable, Hashable, CaseIterable {
+    /// Fragmented MP4 (`mp4mux` with fragments of ``RecordingOptions/fragmentDuration``):
+    /// H.264 and AAC-LC, what every player plays.
+    case mp4
+    /// Matroska (`matroskamux`, clusters of at most ``RecordingOptions/fragmentDuration``):
+    /// H.264 or VP8, and Opus.
+    case mkv
+  }
+
+  /// The directory the segments are written in (made when missing).
+  public var directory: URL
+  /// The container: fragmented MP4 by default.
+  public var format: Format
+  /// How long a segment lasts: a new one starts at the first keyframe after this (the encoder
+  /// is asked for one then, when the recording encodes).
+  public var segmentDuration: Duration
+  /// Segments whose every frame is older than this are deleted (checked as each segment
+  /// starts); nil keeps them.
+  public var keepFor: Duration?
+  /// The oldest segments are deleted, as each segment starts, until all of them hold at most
+  /// this many bytes (the one being written is never deleted); nil sets no cap.
+  public var keepBytes: Int64?
+  /// The video codec when the recording encodes: H.264 (x264enc), or VP8 in Matroska.
+  public var codec: VideoCodec
+  /// The video bitrate and frame rate when the recording encodes; by default the track's size's.
+  public var encoding: VideoEncoding?
+  /// The audio bitrate when the recording encodes (AAC in MP4, Opus in Matroska).
+  public var audioEncoding: AudioEncoding
+
+  /// The longest stretch of media the muxer holds before it writes it to the file.
+  ///
+  /// What a crash (`kill -9`, a power cut) loses of the segment being written is this, and the
+  /// frames since the last keyframe: the segmenter (`splitmuxsink`) holds each keyframe
+  /// interval's frames until the next keyframe, to know which segment they go in. A recording
+  /// that encodes gives a keyframe every second (and one at each segment's start), so it loses
+  /// at most about 1.5 s; one of frames encoded elsewhere loses up to their keyframe interval
+  /// and this.
+  public static let fragmentDuration = Duration.milliseconds(500)
+
+  /// Options for segments in `directory`; see the properties.
+  public init(
+    directory: URL, format: Format = .mp4, segmentDuration: Duration = .seconds(60), keepFor: Duration? = nil,
+    keepBytes: Int64? = nil, codec: VideoCodec = .h264, encoding: VideoEncoding? = nil,
+    audioEncoding: AudioEncoding = .presetMusic
+  ) {
+    self.directory = directory
+    self.format = format
+    self.segmentDuration = segmentDuration
+    self.keepFor = keepFor
+    self.keepBytes = keepBytes
+    self.codec = codec
+    self.encoding = encoding
+    self.audioEncoding = audioEncoding
+  }
+
+  /// The audio codec of the format: AAC-LC in MP4, Opus in Matroska.
+  var audioCodec: AudioCodec { format == .mp4 ? .aac : .opus }
+
+  /// Checks the options, as ``Recording`` does before it starts.
+  /// - Throws: ``RevueError`` `.invalidInput` naming what is wrong.
+  func validate(codec: VideoCodec) throws(RevueError) {
+    if segmentDuration < .seconds(1) {
+      throw RevueError(.invalidInput, "a recording's segments last at least 1 s, not \(segmentDuration)")
+    }
+    if let keepFor, keepFor <= .zero { throw RevueError(.invalidInput, "the age to keep segments for must be above 0") }
+    if let keepBytes, keepBytes <= 0 { throw RevueError(.invalidInput, "the size to keep segments to must be above 0") }
+    if format == .mp4 && codec != .h264 {
+      throw RevueError(.invalidInput, "\(codec.rawValue) video is recorded in Matroska (mkv), not MP4")
+    }
+  }
+}
+
+/// A local video track, and an audio track if given, recorded to files in segments: fragmented
+/// MP4 (H.264, AAC) or Matroska, each segment starting on a keyframe and named by the UTC time
+/// its first frame was captured (`2026-12-07T20-05-00Z.mp4`), with a retention rule that
+/// deletes the oldest.
+///
+///     let recording = try Recording(
+///       track: camera, audio: microphone,
+///       options: RecordingOptions(directory: URL(fileURLWithPath: "/srv/cam"), segmentDuration: .seconds(60),
+///                                 keepFor: .seconds(24 * 3600)))
+///
+/// Crash-safe: the muxer writes the media at least every ``RecordingOptions/fragmentDuration``,
+/// the file sink writes without a buffer of its own, and the encoder gives a keyframe every
+/// second, so after a crash (`kill -9`) every finished segment plays and the last one plays up
+/// to at most about 1.5 s before it.
+///
+/// The recording runs in a pipeline of its own, fed like every send pipeline (a ``SourceFeed``
+/// with capture times), so that audio and video stay in sync in the file. A fault (a full disk,
+/// a directory gone, any write error) ends the recording alone, with ``Event/fault(_:)`` and
+/// ``Event/state(_:)``: the tracks and their other sinks go on.
+public final class Recording: Sendable {
+  /// One segment file.
+  public struct Segment: Sendable, Hashable {
+    /// Its path.
+    public var url: URL
+    /// Its number in the recording, from 0.
+    public var index: Int
+    /// When its first frame was captured.
+    public var start: Date
+  }
+
+  /// A change of the recording.
+  public enum Event: Sendable, Hashable {
+    /// A segment was started (its file opened).
+    case segmentStarted(Segment)
+    /// The retention rule deleted an old segment.
+    case segmentDeleted(URL)
+    /// An element of the recording's pipeline warned or failed (a failure ends the recording:
+    /// ``state(_:)`` with ``StreamState/failed(_:)`` follows).
+    case fault(MediaFault)
+    /// The recording failed or was stopped.
+    case state(StreamState)
+  }
+
+  /// What the recording has done.
+  public struct Statistics: Sendable, Hashable {
+    /// Video frames handed to the recording's pipeline.
+    public var framesRecorded: Int
+    /// Audio buffers handed to it.
+    public var audioBuffersRecorded: Int
+    /// Segments started.
+    public var segmentsStarted: Int
+    /// Segments the retention rule deleted.
+    public var segmentsDeleted: Int
+  }
+
+  /// The options it records with.
+  public let options: RecordingOptions
+  /// The video codec in the files.
+  public let codec: VideoCodec
+
+  private let pipeline: MediaPipeline
+  private let files: SegmentFiles
+  /// The feeds into the recording's pipeline: from the tracks, or from an encoder's output.
+  let videoFeed: SourceFeed
+  let audioFeed: SourceFeed?
+  /// What the audio track feeds: ``audioFeed``, or before it the AAC priming's compensation.
+  private let audioInput: (any MediaSink)?
+  private let tracks: (video: LocalVideoTrack, audio: LocalAudioTrack?)?
+  private let broadcast = Broadcast<Event>()
+  private let shared = Mutex(Shared())
+
+  private struct Shared {
+    var state = StreamState.running
+    var segments: [Segment] = []
+    var deleted = 0
+  }
+
+  /// Records `track` (and `audio`), encoding them in the recording's own pipeline.
+  /// - Throws: ``RevueError``: `.invalidInput` for options that do not fit (VP8 in MP4, a
+  ///   segment under 1 s) or a directory that cannot be made; `.gstreamer` when the pipeline
+  ///   cannot be built or started.
+  public convenience init(
+    track: LocalVideoTrack, audio: LocalAudioTrack? = nil, options: RecordingOptions
+  ) throws(RevueError) {
+    let size = track.publishedSize
+    let layer = VideoParameters(dimensions: size, encoding: options.encoding ?? VideoEncoding.forDimensions(size))
+    try self.init(
+      input: .raw(VideoEncoder(options.codec, layer, scaled: false)), audio: audio != nil, options: options,
+      tracks: (track, audio))
+  }
+
+  /// What the recording's pipeline takes.
+  enum Input: Sendable {
+    /// Raw frames, encoded by the recording with this encoder.
+    case raw(VideoEncoder)
+    /// Frames encoded already in this codec (another pipeline's encoder, or a received stream's
+    /// depayloaded frames), recorded as they are; audio encoded already in the format's codec.
+    case encoded(VideoCodec)
+  }
+
+  /// A recording of `input` (and audio when `audio`), fed by ``videoFeed`` and ``audioFeed``;
+  /// attached to `tracks` when given.
+  init(
+    input: Input, audio: Bool, options: RecordingOptions, tracks: (video: LocalVideoTrack, audio: LocalAudioTrack?)?
+  ) throws(RevueError) {
+    switch input {
+    case .raw(let encoder): codec = encoder.codec
+    case .encoded(let codec): self.codec = codec
+    }
+    try options.validate(codec: codec)
+    do {
+      try FileManager.default.createDirectory(at: options.directory, withIntermediateDirectories: true)
+    } catch {
+      throw RevueError(
+        .invalidInput, "cannot make the recording's directory \(options.directory.path): \(error.localizedDescription)")
+    }
+    self.options = options
+    self.tracks = tracks
+    files = SegmentFiles(directory: options.directory, fileExtension: options.format.rawValue)
+    let relay = Relay<Recording>()
+    pipeline = MediaPipeline(name: "recording") { fault in relay.target?.report(fault) }
+    var frameRate: Int?
+    if case .raw(let encoder) = input { frameRate = encoder.layer.encoding.maxFps }
+    videoFeed = SourceFeed(frameRate: frameRate)
+    let audioFeed = audio ? SourceFeed() : nil
+    self.audioFeed = audioFeed
+    audioInput = audioFeed.map { feed in
+      guard case .raw = input, options.audioCodec == .aac else { return feed }
+      return PrimedAudio(feed: feed, samples: PrimedAudio.aacPriming)
+    }
+    do {
+      let segments = try makeSegments()
+      var videoChain: ElementChain
+      switch input {
+      case .raw(let encoder):
+        videoChain = try encoder.chain()
+        videoChain.elements.removeLast()
+        if let index = videoChain.elements.firstIndex(where: { $0.name == "encoder" }) {
+          videoChain.elements[index].set(
+            encoder.factory.keyframeIntervalProperty, .int(max(1, encoder.layer.encoding.maxFps)))
+        }
+      case .encoded(let codec):
+        videoChain = codec == .h264 ? [ElementRecipe("h264parse")] : [ElementRecipe("identity")]
+      }
+      let video = try pipeline.addMedia(
+        from: videoFeed, source: SourceFeed.source(), branches: [("video", videoChain)])[0]
+      try video.staticPad("src")?.link(try segments.requestPad("video"))
+      if let audioFeed {
+        var audioChain: ElementChain
+        if case .raw = input {
+          audioChain = AudioEncoder(encoding: options.audioEncoding, dtx: false, codec: options.audioCodec).chain()
+          audioChain.elements.removeLast()
+        } else {
+          audioChain = options.audioCodec == .aac ? [ElementRecipe("aacparse")] : [ElementRecipe("opusparse")]
+        }
+        let branch = try pipeline.addMedia(
+          from: audioFeed, source: SourceFeed.source(named: "audiosource", audio: true),
+          branches: [("audio", audioChain)])[0]
+        try branch.staticPad("src")?.link(try segments.requestPad("audio_%u"))
+      }
+      relay.target = self
+      try pipeline.play()
+    } catch {
+      pipeline.stop()
+      throw RevueError(.gstreamer, "cannot start the recording", underlying: error)
+    }
+    tracks?.video.attach(videoFeed)
+    if let audioInput { tracks?.audio?.attach(audioInput) }
+  }
+
+  deinit {
+    detach()
+    pipeline.stop()
+  }
+
+  /// The `splitmuxsink` that cuts the segments, its muxer and file sink, in the pipeline.
+  private func makeSegments() throws(GStreamerError) -> Element {
+    let nanoseconds = UInt(options.segmentDuration / .nanoseconds(1))
+    let fragment = RecordingOptions.fragmentDuration
+    let muxer =
+      switch options.format {
+      case .mp4:
+        // The index (moov) is rewritten in space kept for it at the start of the file, every
+        // fragment's time, for a segment up to twice as long as asked (a longer one starts a
+        // new file, splitmuxsink's robust muxing).
+        ElementRecipe(
+          "mp4mux", name: "muxer",
+          [
+            "reserved-moov-update-period": .uint(UInt(fragment / .nanoseconds(1))),
+            "reserved-max-duration": .uint(nanoseconds * 2),
+          ])
+      case .mkv:
+        ElementRecipe("matroskamux", name: "muxer", ["max-cluster-duration": .int(Int(fragment / .nanoseconds(1)))])
+      }
+    let segments = try ElementRecipe(
+      "splitmuxsink", name: "segments",
+      [
+        "max-size-time": .uint(nanoseconds), "send-keyframe-requests": .bool(true),
+        "use-robust-muxing": .bool(options.format == .mp4),
+        // Written as it comes: nothing a crash would lose waits in a buffer of the sink's.
+        "sink": .object(
+          try ElementRecipe("filesink", name: "file", ["buffer-mode": .enumeration("unbuffered")]).make()),
+        "muxer": .object(try muxer.make()),
+      ]
+    ).make()
+    try pipeline.pipeline.add(segments)
+    let owner = pipeline.pipeline
+    segments.nameSplitFiles { [weak self, weak owner] index, first in
+      guard let self else { return nil }
+      var start = Date()
+      if let owner, let pts = first?.buffer?.pts, let running = first?.runningTime(of: pts) {
+        let captured = running.nanoseconds &+ owner.baseTime.nanoseconds
+        let now = Clock.system.time.nanoseconds
+        if now >= captured { start = Date(timeIntervalSinceNow: -Double(now - captured) / 1e9) }
+      }
+      return self.started(index: index, at: start).path
+    }
+    return segments
+  }
+
+  /// A segment starts at `start`: its path, the event, and the retention rule applied.
+  private func started(index: Int, at start: Date) -> URL {
+    let url = files.path(startingAt: start)
+    let segment = Segment(url: url, index: index, start: start)
+    shared.withLock { $0.segments.append(segment) }
+    RevueLog.log(.info, "Recording", "segment \(index): \(url.path)")
+    broadcast.send(.segmentStarted(segment))
+    if options.keepFor != nil || options.keepBytes != nil {
+      let deleted = files.applyRetention(age: options.keepFor, bytes: options.keepBytes, current: url)
+      shared.withLock { $0.deleted += deleted.count }
+      for url in deleted { broadcast.send(.segmentDeleted(url)) }
+    }
+    return url
+  }
+
+  /// The pipeline's fault: sent, and an error ends the recording (the tracks go on).
+  private func report(_ fault: MediaFault) {
+    RevueLog.log(fault.severity == .error ? .error : .warning, "Recording", "\(fault)")
+    broadcast.send(.fault(fault))
+    guard fault.severity == .error else { return }
+    detach()
+    end(.failed(fault))
+  }
+
+  private func end(_ state: StreamState) {
+    let changed = shared.withLock { shared in
+      guard shared.state == .running else { return false }
+      shared.state = state
+      return true
+    }
+    if changed { broadcast.send(.state(state)) }
+  }
+
+  private func detach() {
+    tracks?.video.detach(videoFeed)
+    if let audioInput { tracks?.audio?.detach(audioInput) }
+  }
+
+  /// The recording's changes from now on.
+  public var events: AsyncStream<Event> { broadcast.subscribe() }
+
+  /// Whether it records, failed (a write error, a full disk) or was stopped.
+  public var state: StreamState { shared.withLock { $0.state } }
+
+  /// The segments started so far, the first first (some may have been deleted since).
+  public var segments: [Segment] { shared.withLock { $0.segments } }
+
+  /// What it has done so far.
+  public var statistics: Statistics {
+    let (started, deleted) = shared.withLock { ($0.segments.count, $0.deleted) }
+    return Statistics(
+      framesRecorded: videoFeed.framesSent, audioBuffersRecorded: audioFeed?.framesSent ?? 0,
+      segmentsStarted: started, segmentsDeleted: deleted)
+  }
+
+  /// Stops recording: the tracks are let go, the last segment is finished (its media written
+  /// to the end) within `timeout`, and the pipeline stopped.
+  public func stop(timeout: Duration = .seconds(3)) async {
+    detach()
+    if state == .running {
+      // Subscribed before the end is sent, so that it cannot pass unseen.
+      let messages = pipeline.pipeline.bus.messages([.eos, .error])
+      let sources = [videoFeed.source, audioFeed?.source].compactMap { $0 }
+      for feed in [videoFeed, audioFeed].compactMap({ $0 }) { feed.attach(nil) }
+      for source in sources { try? source.endOfStream() }
+      await Self.firstEndOrError(of: messages, within: timeout)
+    }
+    pipeline.stop()
+    end(.stopped)
+    broadcast.finish()
+  }
+
+  /// Waits until `messages` brings the end of the stream or an error, or `timeout` passes.
+  private static func firstEndOrError(of messages: AsyncStream<Message>, within timeout: Duration) async {
+    await withTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await message in messages {
+          switch message.kind {
+          case .eos, .error: return
+          default: continue
+          }
+        }
+      }
+      group.addTask { try? await Task.sleep(for: timeout) }
+      await group.next()
+      group.cancelAll()
+    }
+  }
+}
+
+/// Audio handed on to a feed as if captured `samples` earlier than it was. An AAC encoder puts
+/// that many samples (its priming: 1024 for `avenc_aac`) before the first one it was given,
+/// and MP4 players play them, unless the file says to skip them, which `mp4mux` does not
+/// write: each beep of the sync signal came 21.3 ms after its flash (measured with ffmpeg).
+/// Stamped earlier by as much, the audio plays when it was captured (measured: 0–1 ms).
+final class PrimedAudio: MediaSink {
+  /// The feed of the encoder.
+  let feed: SourceFeed
+  /// The encoder's priming, in samples.
+  let samples: Int
+
+  /// `avenc_aac`'s priming (ffmpeg's AAC encoder's `initial_padding`).
+  static let aacPriming = 1024
+
+  init(feed: SourceFeed, samples: Int) {
+    self.feed = feed
+    self.samples = samples
+  }
+
+  func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
+    let rate = UInt64(max(1, caps.count > 0 ? caps.structure(at: 0).get("rate", as: Int.self) ?? 48_000 : 48_000))
+    let shift = UInt64(samples) * 1_000_000_000 / rate
+    let earlier = captured.map { ClockTime(nanoseconds: $0.nanoseconds > shift ? $0.nanoseconds - shift : 0) }
+    // Audio from before the pipeline's start is dropped, not stamped as its start: the encoder
+    // counts the samples from its first buffer on, and the first segment's audio came 4–8 ms late.
+    if let earlier, let source = feed.source, source.currentState == .playing, earlier < source.baseTime { return }
+    feed.send(buffer, caps: caps, capturedAt: earlier)
+  }
+
+  func signal(muted: Bool) { feed.signal(muted: muted) }
+}
