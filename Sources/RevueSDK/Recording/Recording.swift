@@ -21,8 +21,8 @@ public struct RecordingOptions: Sendable, Hashable {
   /// How long a segment lasts: a new one starts at the first keyframe after this (the encoder
   /// is asked for one then, when the recording encodes).
   public var segmentDuration: Duration
-  /// Segments whose every frame is older than this are deleted (checked as each segment
-  /// starts); nil keeps them.
+  /// Segments whose every frame is older than this (last written before) are deleted, checked
+  /// as each segment starts; nil keeps them.
   public var keepFor: Duration?
   /// The oldest segments are deleted, as each segment starts, until all of them hold at most
   /// this many bytes (the one being written is never deleted); nil sets no cap.

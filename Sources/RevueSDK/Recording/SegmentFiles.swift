@@ -50,34 +50,45 @@ struct SegmentFiles: Sendable {
     calendar.timeZone = TimeZone(identifier: "UTC")!
     let components = DateComponents(
       year: fields[0], month: fields[1], day: fields[2], hour: fields[3], minute: fields[4], second: fields[5])
-    guard let date = calendar.date(from: components), Self.name(of: date) == String(parts[0]) else { return nil }
+    guard let date = calendar.date(from: components), Self.name(of: date) == parts[0] + "Z" else { return nil }
     return (date, suffix)
   }
 
-  /// The segments in the directory, the oldest first, with their sizes in bytes.
-  func segments() -> [(url: URL, start: Date, bytes: Int64)] {
+  /// A segment file in the directory.
+  struct File {
+    var url: URL
+    /// When its first frame was captured (its name).
+    var start: Date
+    /// The order of segments that start in the same second (its name's suffix).
+    var suffix: Int
+    /// When it was last written: its last frame.
+    var modified: Date
+    var bytes: Int64
+  }
+
+  /// The segments in the directory, the oldest first.
+  func segments() -> [File] {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-    return names.compactMap { name -> (URL, Date, Int, Int64)? in
+    return names.compactMap { name -> File? in
       guard let (start, suffix) = start(ofFileNamed: name) else { return nil }
       let url = directory.appendingPathComponent(name)
-      let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? 0
-      return (url, start, suffix, size)
+      guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+      return File(
+        url: url, start: start, suffix: suffix, modified: attributes[.modificationDate] as? Date ?? start,
+        bytes: (attributes[.size] as? NSNumber)?.int64Value ?? 0)
     }
-    .sorted { ($0.1, $0.2) < ($1.1, $1.2) }
-    .map { ($0.0, $0.1, $0.3) }
+    .sorted { ($0.start, $0.suffix) < ($1.start, $1.suffix) }
   }
 
   /// Deletes the oldest segments the rule lets go, never `current` (the one being written), and
-  /// returns them: those whose every frame is older than `age` at `now` (the segment after
-  /// them started before `now - age`), then the oldest until all of them hold at most `bytes`.
+  /// returns them: those whose every frame is older than `age` at `now` (last written before
+  /// `now - age`), then the oldest until all of them hold at most `bytes`.
   func applyRetention(age: Duration?, bytes: Int64?, current: URL, now: Date = Date()) -> [URL] {
     let all = segments()
     var doomed = Set<URL>()
     if let age {
       let limit = now.addingTimeInterval(-Double(age.components.seconds) - Double(age.components.attoseconds) / 1e18)
-      for (segment, next) in zip(all, all.dropFirst()) where next.start < limit && segment.url != current {
-        doomed.insert(segment.url)
-      }
+      for segment in all where segment.modified < limit && segment.url != current { doomed.insert(segment.url) }
     }
     if let bytes {
       var total = all.filter { !doomed.contains($0.url) }.reduce(Int64(0)) { $0 + $1.bytes }
