@@ -91,9 +91,9 @@ enum Command: Equatable, ProgramCommand {
              [--keep 24h] [--keep-size 2GB] [--duration S] [--json]
                        record a camera (and with --audio its microphone) to files in DIR, one
                        per segment (default 60s, each from a keyframe), named by the UTC time
-                       of its first frame (2026-12-07T20-05-00Z.mp4): fragmented MP4 (H.264,
-                       AAC) or Matroska (--format mkv: H.264 or VP8, Opus), written so that
-                       after a crash every file plays, the last one to within a second;
+                       of its first frame (2026-12-07T20-05-00Z.mp4): MP4 (H.264, AAC) or
+                       Matroska (--format mkv: H.264 or VP8, Opus), written so that after a
+                       crash every file plays, the last one to within 1.5 s of it;
                        --keep deletes segments older than that, --keep-size the oldest beyond
                        that size; a write error (a full disk) ends the recording; Ctrl-C stops
       demo [--duration S]

@@ -6,17 +6,23 @@ import Synchronization
 public struct RecordingOptions: Sendable, Hashable {
   /// The container of the segments.
   public enum Format: String, Sendable, Hashable, CaseIterable {
-    /// Fragmented MP4 (`mp4mux` with fragments of ``RecordingOptions/fragmentDuration``):
-    /// H.264 and AAC-LC, what every player plays.
+    /// MP4 (`mp4mux`): H.264 and AAC-LC, what every player plays. The media is written as it
+    /// comes, and the index (`moov`) rewritten every ``RecordingOptions/indexInterval`` in
+    /// space kept for it at the start of the file (splitmuxsink's robust muxing), so the file
+    /// plays to its last rewrite after a crash.
+    ///
+    /// Not fragmented MP4: GStreamer 1.22's `mp4mux` in fragmented mode starts each track of a
+    /// file at 0, losing the offset between the first audio and the first frame (up to an
+    /// audio frame: 21 ms of AAC), and it put Opus 292 ms early for ffmpeg.
     case mp4
-    /// Matroska (`matroskamux`, clusters of at most ``RecordingOptions/fragmentDuration``):
-    /// H.264 or VP8, and Opus.
+    /// Matroska (`matroskamux`, each block written as it comes, clusters of at most
+    /// ``RecordingOptions/indexInterval``): H.264 or VP8, and Opus.
     case mkv
   }
 
   /// The directory the segments are written in (made when missing).
   public var directory: URL
-  /// The container: fragmented MP4 by default.
+  /// The container: MP4 by default.
   public var format: Format
   /// How long a segment lasts: a new one starts at the first keyframe after this (the encoder
   /// is asked for one then, when the recording encodes).
@@ -34,15 +40,16 @@ public struct RecordingOptions: Sendable, Hashable {
   /// The audio bitrate when the recording encodes (AAC in MP4, Opus in Matroska).
   public var audioEncoding: AudioEncoding
 
-  /// The longest stretch of media the muxer holds before it writes it to the file.
+  /// How often an MP4 file's index is rewritten (and the longest Matroska cluster): the media
+  /// since then does not play after a crash.
   ///
   /// What a crash (`kill -9`, a power cut) loses of the segment being written is this, and the
   /// frames since the last keyframe: the segmenter (`splitmuxsink`) holds each keyframe
   /// interval's frames until the next keyframe, to know which segment they go in. A recording
   /// that encodes gives a keyframe every second (and one at each segment's start), so it loses
-  /// at most about 1.5 s; one of frames encoded elsewhere loses up to their keyframe interval
-  /// and this.
-  public static let fragmentDuration = Duration.milliseconds(500)
+  /// at most about 1.3 s (measured after `kill -9`: 0.4–1.7 s with 0.5 s here); one of frames
+  /// encoded elsewhere loses up to their keyframe interval and this.
+  public static let indexInterval = Duration.milliseconds(250)
 
   /// Options for segments in `directory`; see the properties.
   public init(
@@ -77,8 +84,8 @@ public struct RecordingOptions: Sendable, Hashable {
   }
 }
 
-/// A local video track, and an audio track if given, recorded to files in segments: fragmented
-/// MP4 (H.264, AAC) or Matroska, each segment starting on a keyframe and named by the UTC time
+/// A local video track, and an audio track if given, recorded to files in segments: MP4
+/// (H.264, AAC) or Matroska, each segment starting on a keyframe and named by the UTC time
 /// its first frame was captured (`2026-12-07T20-05-00Z.mp4`), with a retention rule that
 /// deletes the oldest.
 ///
@@ -87,10 +94,10 @@ public struct RecordingOptions: Sendable, Hashable {
 ///       options: RecordingOptions(directory: URL(fileURLWithPath: "/srv/cam"), segmentDuration: .seconds(60),
 ///                                 keepFor: .seconds(24 * 3600)))
 ///
-/// Crash-safe: the muxer writes the media at least every ``RecordingOptions/fragmentDuration``,
-/// the file sink writes without a buffer of its own, and the encoder gives a keyframe every
-/// second, so after a crash (`kill -9`) every finished segment plays and the last one plays up
-/// to at most about 1.5 s before it.
+/// Crash-safe: the muxer writes the media as it comes and its index every
+/// ``RecordingOptions/indexInterval``, the file sink writes without a buffer of its own, and
+/// the encoder gives a keyframe every second, so after a crash (`kill -9`) every finished
+/// segment plays and the last one plays up to at most about 1.3 s before it.
 ///
 /// The recording runs in a pipeline of its own, fed like every send pipeline (a ``SourceFeed``
 /// with capture times), so that audio and video stay in sync in the file. A fault (a full disk,
@@ -255,12 +262,12 @@ public final class Recording: Sendable {
   /// The `splitmuxsink` that cuts the segments, its muxer and file sink, in the pipeline.
   private func makeSegments() throws(GStreamerError) -> Element {
     let nanoseconds = UInt(options.segmentDuration / .nanoseconds(1))
-    let fragment = RecordingOptions.fragmentDuration
+    let fragment = RecordingOptions.indexInterval
     let muxer =
       switch options.format {
       case .mp4:
         // The index (moov) is rewritten in space kept for it at the start of the file, every
-        // fragment's time, for a segment up to twice as long as asked (a longer one starts a
+        // index interval, for a segment up to twice as long as asked (a longer one starts a
         // new file, splitmuxsink's robust muxing).
         ElementRecipe(
           "mp4mux", name: "muxer",
