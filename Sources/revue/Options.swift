@@ -37,7 +37,8 @@ enum Command: Equatable, ProgramCommand {
       stream [--camera ID|--virtual-camera PROFILE|--test-pattern|--screen] [--size WxH] [--fps N]
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
              [--to HOST:PORT] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key-file F]
-             [--srtp-suite NAME] [--whip URL [--token-file F]] [--duration S] [--json]
+             [--srtp-suite NAME] [--whip URL [--token-file F]] [--record DIR [RECORDING OPTIONS]]
+             [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004), or the X11 screen of DISPLAY
                        (--screen: scaled to 1280x720, 15 fps); --audio adds the microphone
@@ -51,7 +52,10 @@ enum Command: Equatable, ProgramCommand {
                        with yours (30 bytes of key‖salt in base64, or 28 with --srtp-suite
                        aes-128-gcm); the SDP then holds the key (written 0600); --whip publishes
                        over WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU;
-                       --token-file its bearer token) instead of RTP; Ctrl-C stops
+                       --token-file its bearer token) instead of RTP; --record DIR records
+                       what is sent, encoded once (asking for a keyframe about every second),
+                       with the options of `record` (--format, --segment, --keep, --keep-size;
+                       VP8 goes in mkv); a recording that fails ends alone; Ctrl-C stops
       receive [--port N | --sdp FILE | --whep URL [--token-file F]] [--codec vp8|h264]
               [--latency MS] [--no-recovery] [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
               [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]

@@ -13,7 +13,18 @@ import Testing
 @Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RecordCommandTests {
   @Test(.tier(.unit)) func options() throws {
     let defaults = try #require(try RecordOptions.parse(["--dir", "/srv/cam"]))
-    #expect(defaults.recording.directory == "/srv/cam" && defaults.recording.format == .mp4)
+    // On the other commands: `--record DIR` and the same options, which go with it.
+    let stream = try #require(try StreamOptions.parse(["--record", "r", "--keep-size", "1GB", "--format", "mkv"]))
+    #expect(stream.recording.directory == "r" && stream.recording.keepBytes == 1_000_000_000)
+    #expect(stream.recording.format == .mkv)
+    #expect(throws: UsageError(description: "stream: --keep goes with --record DIR")) {
+      try StreamOptions.parse(["--keep", "24h"])
+    }
+    #expect(throws: UsageError(description: "stream: --record goes without --whip")) {
+      try StreamOptions.parse(["--record", "r", "--whip", "https://sfu.example/whip"])
+    }
+    #expect(defaults.recording.directory == "/srv/cam" && defaults.recording.format == nil)
+    #expect(defaults.recording.options()?.format == .mp4 && defaults.recording.options(codec: .vp8)?.format == .mkv)
     #expect(defaults.recording.segmentSeconds == 60 && defaults.recording.keepSeconds == nil)
     #expect(defaults.codec == .h264 && defaults.source == .firstCamera && !defaults.audio)
     let options = try #require(
@@ -45,7 +56,10 @@ import Testing
         ["--dir", "d", "--keep-size", "lots"],
         "record: --keep-size is a size, such as 2GB, 500MB or 100000000, not 'lots'"
       ),
-      (["--dir", "d", "--codec", "vp8"], "record: vp8 is recorded with --format mkv (MP4 takes h264)"),
+      (
+        ["--dir", "d", "--codec", "vp8", "--format", "mp4"],
+        "record: vp8 is recorded with --format mkv (MP4 takes h264)"
+      ),
       (["--dir", "d", "--screen"], "record: unknown option '--screen'"),
     ] {
       #expect(throws: UsageError(description: error)) { try RecordOptions.parse(arguments) }
@@ -143,5 +157,54 @@ import Testing
     let segments = StartedSegment.all(in: exit.error)
     #expect(segments.count == 1)
     for segment in segments { #expect(try await MediaFileProbe.packets(segment.url) != nil) }
+  }
+
+  /// `revue stream --record`: what is sent is recorded, encoded once (H.264 here): every file
+  /// from a keyframe, the frames the stream sent (less those before its first keyframe
+  /// recorded), the sync signal's beeps within 10 ms of its flashes.
+  @Test(.tier(.interop)) func streamRecordsWhatItSendsInSync() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "revue-stream-\(UUID().uuidString.prefix(8))")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let exit = try await RevueExecutableTests.run([
+      "stream", "--test-pattern", "--audio", "--codec", "h264", "--to", "127.0.0.1:\(FreePorts.rtp())", "--record",
+      directory.path, "--segment", "2s", "--duration", "5",
+    ])
+    #expect(exit.status == 0, "\(exit.error)")
+    let segments = StartedSegment.all(in: exit.error)
+    #expect(segments.count >= 2, "\(exit.error)")
+    let sentLine = try #require(exit.error.split(separator: "\n").first { $0.hasPrefix("revue: sent ") })
+    let sent = try #require(Int(sentLine.split(separator: " ")[2]))
+    var filed = 0
+    var skews: [Double] = []
+    for segment in segments {
+      let packets = try #require(try await MediaFileProbe.packets(segment.url))
+      #expect(packets.first?.isKeyframe == true)
+      #expect(try await MediaFileProbe.codecs(segment.url) == ["h264", "aac"])
+      filed += packets.count
+      skews += try await MediaFileProbe.syncSkews(segment.url)
+    }
+    #expect(filed <= sent && filed >= sent - 30, "\(filed) frames filed of \(sent) sent")
+    #expect(skews.count >= 3 && skews.allSatisfy { abs($0) <= 10 }, "A/V skews \(skews) ms")
+    print("stream --record: \(filed) frames filed of \(sent) sent; A/V skews \(skews) ms")
+  }
+
+  /// A file size limit (`ulimit -f`, as a full disk) ends `revue stream`'s recording, with its
+  /// error, and the stream goes on to its end.
+  @Test(.tier(.interop)) func aFullDiskEndsTheRecordingAndTheStreamGoesOn() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "revue-full-\(UUID().uuidString.prefix(8))")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let exit = try await ChildProcess.run(
+      URL(fileURLWithPath: "/bin/sh"),
+      [
+        "-c", "ulimit -f 300; exec \"$0\" \"$@\"", RevueExecutableTests.executable.path, "stream", "--test-pattern",
+        "--codec", "h264", "--to", "127.0.0.1:\(FreePorts.rtp())", "--record", directory.path, "--duration", "5",
+      ], within: 30)
+    #expect(exit.status == 0, "\(exit.error)")
+    #expect(exit.error.contains("revue: the recording failed: file:"), "\(exit.error)")
+    let sentLine = try #require(exit.error.split(separator: "\n").first { $0.hasPrefix("revue: sent ") })
+    // 5 s at 30 fps: the stream sent on after the recording failed.
+    #expect((Int(sentLine.split(separator: " ")[2]) ?? 0) >= 120, "\(sentLine)")
   }
 }

@@ -151,7 +151,9 @@ public final class Recording: Sendable {
   let audioFeed: SourceFeed?
   /// What the audio track feeds: ``audioFeed``, or before it the AAC priming's compensation.
   private let audioInput: (any MediaSink)?
-  private let tracks: (video: LocalVideoTrack, audio: LocalAudioTrack?)?
+  private let tracks: (video: LocalVideoTrack?, audio: LocalAudioTrack?)
+  /// The probes that hand another pipeline's encoded frames to ``videoFeed``, removed at the end.
+  private let taps = Mutex<[(pad: Pad, id: UInt)]>([])
   private let broadcast = Broadcast<Event>()
   private let shared = Mutex(Shared())
 
@@ -171,23 +173,52 @@ public final class Recording: Sendable {
     let size = track.publishedSize
     let layer = VideoParameters(dimensions: size, encoding: options.encoding ?? VideoEncoding.forDimensions(size))
     try self.init(
-      input: .raw(VideoEncoder(options.codec, layer, scaled: false)), audio: audio != nil, options: options,
-      tracks: (track, audio))
+      video: .raw(VideoEncoder(options.codec, layer, scaled: false)), audio: audio.map { _ in .raw },
+      options: options, tracks: (track, audio))
   }
 
-  /// What the recording's pipeline takes.
+  /// Records the frames `publication` sends (its full-size layer's), as its encoder made them:
+  /// the camera is encoded once, for the stream and the recording; and `audio`, encoded by the
+  /// recording. While it records, the publication's encoder is asked for a keyframe when 0.9 s
+  /// passed without one (a segment starts on one, and a crash loses up to a keyframe interval
+  /// of frames): the stream gets a keyframe about every second instead of every two.
+  /// - Throws: ``RevueError``: `.invalidInput` for a publication that is not an RTP video one,
+  ///   or whose codec the format does not take (VP8 in MP4), and as ``init(track:audio:options:)``.
+  public convenience init(
+    publication: LocalTrackPublication, audio: LocalAudioTrack? = nil, options: RecordingOptions
+  ) throws(RevueError) {
+    guard let codec = publication.codec, let sender = publication.sender,
+      let branch = try? sender.pipeline.pipeline.element(named: "stream0", as: Bin.self),
+      let input = branch.element(named: "payloader")?.staticPad("sink")
+    else {
+      throw RevueError(.invalidInput, "only an RTP video publication's frames are recorded as they are sent")
+    }
+    try self.init(video: .encoded(codec), audio: audio.map { _ in .raw }, options: options, tracks: (nil, audio))
+    tap(input, of: sender.pipeline.pipeline, requestingKeyframes: true)
+  }
+
+  /// What the recording's pipeline takes as video.
   enum Input: Sendable {
     /// Raw frames, encoded by the recording with this encoder.
     case raw(VideoEncoder)
     /// Frames encoded already in this codec (another pipeline's encoder, or a received stream's
-    /// depayloaded frames), recorded as they are; audio encoded already in the format's codec.
+    /// depayloaded frames), recorded as they are.
     case encoded(VideoCodec)
+  }
+
+  /// What the recording's pipeline takes as audio.
+  enum AudioInput: Sendable {
+    /// Raw audio, encoded by the recording in the format's codec.
+    case raw
+    /// Audio encoded already in the format's codec.
+    case encoded
   }
 
   /// A recording of `input` (and audio when `audio`), fed by ``videoFeed`` and ``audioFeed``;
   /// attached to `tracks` when given.
   init(
-    input: Input, audio: Bool, options: RecordingOptions, tracks: (video: LocalVideoTrack, audio: LocalAudioTrack?)?
+    video input: Input, audio: AudioInput?, options: RecordingOptions,
+    tracks: (video: LocalVideoTrack?, audio: LocalAudioTrack?)
   ) throws(RevueError) {
     switch input {
     case .raw(let encoder): codec = encoder.codec
@@ -208,10 +239,10 @@ public final class Recording: Sendable {
     var frameRate: Int?
     if case .raw(let encoder) = input { frameRate = encoder.layer.encoding.maxFps }
     videoFeed = SourceFeed(frameRate: frameRate)
-    let audioFeed = audio ? SourceFeed() : nil
+    let audioFeed = audio != nil ? SourceFeed() : nil
     self.audioFeed = audioFeed
     audioInput = audioFeed.map { feed in
-      guard case .raw = input, options.audioCodec == .aac else { return feed }
+      guard audio == .raw, options.audioCodec == .aac else { return feed }
       return PrimedAudio(feed: feed, samples: PrimedAudio.aacPriming)
     }
     do {
@@ -233,7 +264,7 @@ public final class Recording: Sendable {
       try video.staticPad("src")?.link(try segments.requestPad("video"))
       if let audioFeed {
         var audioChain: ElementChain
-        if case .raw = input {
+        if audio == .raw {
           audioChain = AudioEncoder(encoding: options.audioEncoding, dtx: false, codec: options.audioCodec).chain()
           audioChain.elements.removeLast()
         } else {
@@ -250,8 +281,8 @@ public final class Recording: Sendable {
       pipeline.stop()
       throw RevueError(.gstreamer, "cannot start the recording", underlying: error)
     }
-    tracks?.video.attach(videoFeed)
-    if let audioInput { tracks?.audio?.attach(audioInput) }
+    tracks.video?.attach(videoFeed)
+    if let audioInput { tracks.audio?.attach(audioInput) }
   }
 
   deinit {
@@ -319,6 +350,38 @@ public final class Recording: Sendable {
     return url
   }
 
+  /// Hands the encoded frames that pass `pad` (a payloader's sink pad in `owner`) to
+  /// ``videoFeed`` from the first keyframe on, each with its capture time (its running time
+  /// there plus `owner`'s base time); when `requestingKeyframes`, asks the encoder upstream
+  /// for a keyframe at once, and then when 0.9 s of frames passed without one: two such
+  /// keyframe intervals fit in 2 s, which the segmenter cuts at (at 1 s, each one a frame or
+  /// two late, a segment of 2 s held one).
+  func tap(_ pad: Pad, of owner: Pipeline, requestingKeyframes: Bool) {
+    let feed = videoFeed
+    // The capture time of the last keyframe (nil before the first), and of the last request.
+    let keyframes = Mutex<(last: UInt64?, asked: UInt64?)>((nil, nil))
+    let interval: UInt64 = 900_000_000
+    let id = pad.addProbe(.buffer) { [weak owner] pad, info in
+      guard let owner, let buffer = info.buffer, let pts = buffer.pts, let running = pad.runningTime(of: pts),
+        let caps = pad.currentCaps
+      else { return .ok }
+      let captured = running.nanoseconds &+ owner.baseTime.nanoseconds
+      let isKeyframe = !buffer.flags.contains(.deltaUnit)
+      let (started, ask) = keyframes.withLock { keyframes -> (Bool, Bool) in
+        if isKeyframe { keyframes.last = captured }
+        guard requestingKeyframes, !isKeyframe, captured >= (keyframes.asked ?? 0) + interval / 2,
+          keyframes.last.map({ captured >= $0 + interval }) ?? true
+        else { return (keyframes.last != nil, false) }
+        keyframes.asked = captured
+        return (keyframes.last != nil, true)
+      }
+      if started { feed.send(buffer, caps: caps, capturedAt: ClockTime(nanoseconds: captured)) }
+      if ask, let upstream = pad.peer { VideoEncoder.requestKeyframe(upstreamOf: upstream) }
+      return .ok
+    }
+    if let id { taps.withLock { $0.append((pad, id)) } }
+  }
+
   /// The pipeline's fault: sent, and an error ends the recording (the tracks go on).
   private func report(_ fault: MediaFault) {
     RevueLog.log(fault.severity == .error ? .error : .warning, "Recording", "\(fault)")
@@ -338,8 +401,13 @@ public final class Recording: Sendable {
   }
 
   private func detach() {
-    tracks?.video.detach(videoFeed)
-    if let audioInput { tracks?.audio?.detach(audioInput) }
+    tracks.video?.detach(videoFeed)
+    if let audioInput { tracks.audio?.detach(audioInput) }
+    let taps = taps.withLock { taps in
+      defer { taps = [] }
+      return taps
+    }
+    for (pad, id) in taps { pad.removeProbe(id) }
   }
 
   /// The recording's changes from now on.

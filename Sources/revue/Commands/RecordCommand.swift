@@ -9,8 +9,8 @@ import Synchronization
 struct RecordingArguments: Equatable {
   /// The directory (`--record DIR`, or `revue record`'s `--dir DIR`); nil records nothing.
   var directory: String?
-  /// `--format mp4|mkv`.
-  var format = RecordingOptions.Format.mp4
+  /// `--format mp4|mkv`; nil: MP4, or Matroska for VP8 (which MP4 does not take).
+  var format: RecordingOptions.Format?
   /// `--segment 60s`, in seconds.
   var segmentSeconds = 60
   /// `--keep 24h`, in seconds.
@@ -60,7 +60,7 @@ struct RecordingArguments: Equatable {
   /// Checks that the options that shape a recording come with its directory.
   func validate(_ command: String) throws(UsageError) {
     let given = [
-      ("--format", format != .mp4), ("--segment", segmentSeconds != 60), ("--keep", keepSeconds != nil),
+      ("--format", format != nil), ("--segment", segmentSeconds != 60), ("--keep", keepSeconds != nil),
       ("--keep-size", keepBytes != nil),
     ].filter(\.1).map(\.0)
     if directory == nil, let first = given.first {
@@ -73,7 +73,8 @@ struct RecordingArguments: Equatable {
   func options(codec: VideoCodec = .h264, encoding: VideoEncoding? = nil) -> RecordingOptions? {
     guard let directory else { return nil }
     return RecordingOptions(
-      directory: URL(fileURLWithPath: directory), format: format, segmentDuration: .seconds(segmentSeconds),
+      directory: URL(fileURLWithPath: directory), format: format ?? (codec == .vp8 ? .mkv : .mp4),
+      segmentDuration: .seconds(segmentSeconds),
       keepFor: keepSeconds.map { .seconds($0) }, keepBytes: keepBytes, codec: codec, encoding: encoding)
   }
 
@@ -128,9 +129,34 @@ struct RecordingArguments: Equatable {
     return formatter.string(from: date)
   }
 
+  /// Starts recording what `publication` sends (its encoded frames) and `audio`, when a
+  /// directory was given, and says so; the session's ``RecordingSession/finish()`` stops it.
+  func record(_ publication: LocalTrackPublication, audio: LocalAudioTrack?) throws -> RecordingSession? {
+    guard let options = options(codec: publication.codec ?? .h264) else { return nil }
+    Self.survivesFileSizeLimits()
+    let recording = try Recording(publication: publication, audio: audio, options: options)
+    FileHandle.standardError.write(
+      Data(
+        ("revue: recording the stream\(audio == nil ? "" : " with audio") to \(options.directory.path) in"
+          + " \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
+    return RecordingSession(recording: recording, reporter: Self.report(recording))
+  }
+
   /// A file size limit (`ulimit -f`) fails the file's writes (`EFBIG`) instead of killing the
   /// process (`SIGXFSZ`): the recording ends with an event, and what else runs goes on.
   static func survivesFileSizeLimits() { signal(SIGXFSZ, SIG_IGN) }
+}
+
+/// A recording beside a stream, and the task that reports its events.
+struct RecordingSession {
+  let recording: Recording
+  let reporter: Task<Void, Never>
+
+  /// Stops the recording (its last segment finished) and its reports.
+  func finish() async {
+    await recording.stop()
+    await reporter.value
+  }
 }
 
 /// `revue record` options.

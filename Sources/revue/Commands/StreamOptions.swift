@@ -149,6 +149,8 @@ struct StreamOptions: Equatable {
   var makesSRTPKey = false
   /// The suite of a key made at the start (`--srtp-suite`).
   var srtpSuite = SRTPKey.Suite.aesCM128HMACSHA1_80
+  /// `--record DIR` and its options: what is sent, recorded too.
+  var recording = RecordingArguments()
 
   /// Parses `revue stream`'s options; `environment` holds the variables of the secrets
   /// (``Secret``): `REVUE_SRTP_KEY` is as `--srtp-key` (but with `--whip`, which brings its own
@@ -205,8 +207,13 @@ struct StreamOptions: Equatable {
       case "--help", "-h": return nil
       default:
         if try key.take(option, from: &reader) { continue }
+        if try options.recording.take(option, from: &reader) { continue }
         guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
+    }
+    try options.recording.validate("stream")
+    if options.whip != nil && options.recording.directory != nil {
+      throw UsageError(description: "stream: --record goes without --whip")
     }
     // A screen share's default rate is VideoSDK's default profile's (h720p_15fps).
     if options.source == .screen && !fpsGiven { options.fps = ScreenShareCaptureOptions().fps }
