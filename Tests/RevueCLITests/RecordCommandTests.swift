@@ -207,4 +207,47 @@ import Testing
     // 5 s at 30 fps: the stream sent on after the recording failed.
     #expect((Int(sentLine.split(separator: " ")[2]) ?? 0) >= 120, "\(sentLine)")
   }
+
+  /// `revue receive --sdp F --record DIR`: the stream recorded as it came, not decoded and
+  /// encoded again: H.264 and Opus in Matroska, each file from one of the sender's keyframes,
+  /// the frames received.
+  @Test(.tier(.interop)) func receiveRecordsTheStreamAsItComes() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "revue-receive-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let sdp = directory.appendingPathComponent("stream.sdp")
+    let sender = try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--test-pattern", "--audio", "--codec", "h264", "--to", "127.0.0.1:\(FreePorts.rtp(pairs: 2))",
+        "--sdp", sdp.path, "--duration", "9",
+      ])
+    try await sender.waitForError(containing: "revue: streaming", within: 20)
+    let recordings = directory.appendingPathComponent("segments")
+    let exit = try await RevueExecutableTests.run([
+      "receive", "--sdp", sdp.path, "--record", recordings.path, "--segment", "2s", "--duration", "5",
+    ])
+    await sender.stop()
+    #expect(exit.status == 0, "\(exit.error)")
+    let segments = StartedSegment.all(in: exit.error)
+    #expect(segments.count >= 2, "\(exit.error)")
+    let receivedLine = try #require(exit.error.split(separator: "\n").first { $0.hasPrefix("revue: received ") })
+    let received = try #require(Int(receivedLine.split(separator: " ")[2]))
+    var filed = 0
+    var skews: [Double] = []
+    for segment in segments {
+      #expect(segment.url.pathExtension == "mkv")
+      let packets = try #require(try await MediaFileProbe.packets(segment.url))
+      #expect(packets.first?.isKeyframe == true)
+      #expect(try await MediaFileProbe.codecs(segment.url) == ["h264", "opus"])
+      filed += packets.count
+      skews += try await MediaFileProbe.syncSkews(segment.url)
+    }
+    #expect(abs(filed - received) <= 2, "\(filed) frames filed of \(received) received")
+    // In sync as the streams arrived (each held as long by its jitter buffer), not by the
+    // sender's reports.
+    #expect(skews.count >= 2 && skews.allSatisfy { abs($0) <= 40 }, "A/V skews \(skews) ms")
+    print("receive --record: \(filed) frames filed of \(received) received; A/V skews \(skews) ms")
+  }
 }

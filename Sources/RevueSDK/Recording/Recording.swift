@@ -194,7 +194,42 @@ public final class Recording: Sendable {
       throw RevueError(.invalidInput, "only an RTP video publication's frames are recorded as they are sent")
     }
     try self.init(video: .encoded(codec), audio: audio.map { _ in .raw }, options: options, tracks: (nil, audio))
-    tap(input, of: sender.pipeline.pipeline, requestingKeyframes: true)
+    tap(input, of: sender.pipeline.pipeline, into: videoFeed, requestingKeyframes: true)
+  }
+
+  /// Records a stream received over RTP as it came, without decoding and encoding it again:
+  /// `video`'s frames as the depayloader gives them, from the first keyframe, and `audio`'s
+  /// Opus, in Matroska (Opus in MP4 plays 292 ms early in ffmpeg). Each is timed by when it
+  /// left its jitter buffer, which holds both streams as long: they are in sync in the file as
+  /// they arrived. A segment starts on the sender's keyframes, so it lasts at least the asked
+  /// time, up to a keyframe interval more; and a crash loses up to a keyframe interval.
+  /// - Throws: ``RevueError``: `.invalidInput` for a track not received over RTP (WHEP's are
+  ///   not recorded yet), or for MP4 with audio, and as ``init(track:audio:options:)``.
+  public convenience init(
+    receiving video: RemoteVideoTrack, audio: RemoteAudioTrack? = nil, options: RecordingOptions
+  ) throws(RevueError) {
+    guard let receiver = video.receiver as? RTPReceiver,
+      let input = receiver.pipeline.pipeline.element(named: "decoder")?.staticPad("sink")
+    else {
+      throw RevueError(.invalidInput, "only a stream received over RTP is recorded as it comes (not yet WHEP's)")
+    }
+    var audioInput: (pipeline: Pipeline, pad: Pad)?
+    if let audio {
+      let pipeline = audio.receiver.pipeline.pipeline
+      guard audio.receiver is RTPReceiver,
+        let pad = pipeline.elements.first(where: { $0.factoryName == "opusdec" })?.staticPad("sink")
+      else {
+        throw RevueError(.invalidInput, "only Opus audio received over RTP is recorded as it comes")
+      }
+      guard options.format == .mkv else {
+        throw RevueError(.invalidInput, "received Opus audio is recorded in Matroska (mkv), not MP4")
+      }
+      audioInput = (pipeline, pad)
+    }
+    try self.init(
+      video: .encoded(video.codec), audio: audio.map { _ in .encoded }, options: options, tracks: (nil, nil))
+    tap(input, of: receiver.pipeline.pipeline, into: videoFeed, requestingKeyframes: false)
+    if let audioInput, let audioFeed { tap(audioInput.pad, of: audioInput.pipeline, into: audioFeed) }
   }
 
   /// What the recording's pipeline takes as video.
@@ -350,14 +385,13 @@ public final class Recording: Sendable {
     return url
   }
 
-  /// Hands the encoded frames that pass `pad` (a payloader's sink pad in `owner`) to
-  /// ``videoFeed`` from the first keyframe on, each with its capture time (its running time
+  /// Hands the encoded frames that pass `pad` (a payloader's or decoder's sink pad in `owner`)
+  /// to `feed` from the first keyframe on, each with its capture time (its running time
   /// there plus `owner`'s base time); when `requestingKeyframes`, asks the encoder upstream
   /// for a keyframe at once, and then when 0.9 s of frames passed without one: two such
   /// keyframe intervals fit in 2 s, which the segmenter cuts at (at 1 s, each one a frame or
   /// two late, a segment of 2 s held one).
-  func tap(_ pad: Pad, of owner: Pipeline, requestingKeyframes: Bool) {
-    let feed = videoFeed
+  func tap(_ pad: Pad, of owner: Pipeline, into feed: SourceFeed, requestingKeyframes: Bool = false) {
     // The capture time of the last keyframe (nil before the first), and of the last request.
     let keyframes = Mutex<(last: UInt64?, asked: UInt64?)>((nil, nil))
     let interval: UInt64 = 900_000_000

@@ -142,6 +142,20 @@ struct RecordingArguments: Equatable {
     return RecordingSession(recording: recording, reporter: Self.report(recording))
   }
 
+  /// Starts recording a received stream as it came (Matroska unless `--format` says), when a
+  /// directory was given, and says so.
+  func record(receiving video: RemoteVideoTrack, audio: RemoteAudioTrack?) throws -> RecordingSession? {
+    guard var options = options(codec: video.codec) else { return nil }
+    if format == nil { options.format = .mkv }
+    Self.survivesFileSizeLimits()
+    let recording = try Recording(receiving: video, audio: audio, options: options)
+    FileHandle.standardError.write(
+      Data(
+        ("revue: recording the stream as it comes\(audio == nil ? "" : " with audio") to \(options.directory.path)"
+          + " in \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
+    return RecordingSession(recording: recording, reporter: Self.report(recording))
+  }
+
   /// A file size limit (`ulimit -f`) fails the file's writes (`EFBIG`) instead of killing the
   /// process (`SIGXFSZ`): the recording ends with an event, and what else runs goes on.
   static func survivesFileSizeLimits() { signal(SIGXFSZ, SIG_IGN) }

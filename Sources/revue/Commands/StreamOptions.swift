@@ -264,6 +264,8 @@ struct ReceiveOptions: Equatable {
   /// A WHEP server to play from instead (`--whep`), and its bearer token.
   var whep: URL?
   var token: String?
+  /// `--record DIR` and its options: the stream recorded as it comes.
+  var recording = RecordingArguments()
 
   /// Parses `revue receive`'s options; `environment` holds `REVUE_SRTP_KEY` (``Secret``), as
   /// `--srtp-key` but with `--sdp`, whose `a=crypto` lines hold the key, or with `--whep`; and
@@ -304,10 +306,12 @@ struct ReceiveOptions: Equatable {
       case "--help", "-h": return nil
       default:
         if try token.take(option, from: &reader) { continue }
-        guard try key.take(option, from: &reader) else { throw reader.unknown(option) }
+        if try key.take(option, from: &reader) { continue }
+        guard try options.recording.take(option, from: &reader) else { throw reader.unknown(option) }
       }
       if !["--duration", "--frames", "--snapshot", "--window", "--json"].contains(option) { rtpOptions.append(option) }
     }
+    try options.recording.validate("receive")
     let whep = options.whep != nil
     let given = try key.resolve("receive", environment: options.sdpPath == nil && !whep ? environment : [:])
     options.token = try token.resolve("receive", environment: whep ? environment : [:])?.value
