@@ -58,7 +58,8 @@ enum Command: Equatable, ProgramCommand {
                        VP8 goes in mkv); a recording that fails ends alone; Ctrl-C stops
       receive [--port N | --sdp FILE | --whep URL [--token-file F]] [--codec vp8|h264]
               [--latency MS] [--no-recovery] [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
-              [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]
+              [--record DIR [RECORDING OPTIONS]] [--duration S] [--frames N] [--snapshot FILE.png]
+              [--window] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
                        signal, the A/V skew: avSyncMilliseconds); --window shows the picture
                        in a 1280x720 window (with no display it says so and goes on); a
@@ -68,12 +69,14 @@ enum Command: Equatable, ProgramCommand {
                        from that host only; --whep plays from a WHEP server over WebRTC
                        (https://HOST/PATH, or http:// on this machine: another node's
                        `serve --webrtc`, MediaMTX, ...; --token-file its bearer token), video
-                       and audio, without the RTP options; it ends when the session fails
+                       and audio, without the RTP options; it ends when the session fails;
+                       --record DIR records an RTP stream as it comes, not decoded and
+                       encoded again (Matroska; the options of `record`)
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
             [--webrtc [ADDRESS:]PORT [--token-file F]] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
-            [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]] [--duration S]
-            [--json]
+            [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]]
+            [--record DIR [RECORDING OPTIONS]] [--duration S] [--json]
                        serve a camera to RTSP clients (VLC, ffmpeg, NVRs) at
                        rtsp://HOST:PORT/camera (default path), over UDP or TCP as each client
                        asks: captured and encoded once (default H.264) for all of them;
@@ -89,7 +92,8 @@ enum Command: Equatable, ProgramCommand {
                        encoder (default VP8); --token (or --token-file, REVUE_WEBRTC_TOKEN)
                        asks viewers for a bearer token (the page reads #token=T); on loopback
                        unless an ADDRESS is given, and on another only with a token, or
-                       --no-auth; Ctrl-C stops
+                       --no-auth; --record DIR records the camera too, by an encoder of its
+                       own (H.264, the options of `record`); Ctrl-C stops
       record --dir DIR [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
              [--codec h264|vp8] [--bitrate BPS] [--audio] [--format mp4|mkv] [--segment 60s]
              [--keep 24h] [--keep-size 2GB] [--duration S] [--json]

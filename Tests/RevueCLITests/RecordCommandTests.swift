@@ -250,4 +250,24 @@ import Testing
     #expect(skews.count >= 2 && skews.allSatisfy { abs($0) <= 40 }, "A/V skews \(skews) ms")
     print("receive --record: \(filed) frames filed of \(received) received; A/V skews \(skews) ms")
   }
+
+  /// `revue serve --record DIR`: the served camera recorded too (by an encoder of the
+  /// recording's own, while the server's run only for their clients).
+  @Test(.tier(.interop)) func serveRecordsTheCamera() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "revue-serve-\(UUID().uuidString.prefix(8))")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let exit = try await RevueExecutableTests.run([
+      "serve", "--rtsp", "127.0.0.1:\(FreePorts.tcp())", "--test-pattern", "--audio", "--record", directory.path,
+      "--segment", "2s", "--duration", "3",
+    ])
+    #expect(exit.status == 0, "\(exit.error)")
+    let segments = StartedSegment.all(in: exit.error)
+    #expect(segments.count >= 1, "\(exit.error)")
+    for segment in segments {
+      let packets = try #require(try await MediaFileProbe.packets(segment.url))
+      #expect(packets.first?.isKeyframe == true && packets.count >= 20)
+      #expect(try await MediaFileProbe.codecs(segment.url) == ["h264", "aac"])
+    }
+  }
 }

@@ -142,6 +142,19 @@ struct RecordingArguments: Equatable {
     return RecordingSession(recording: recording, reporter: Self.report(recording))
   }
 
+  /// Starts recording `track` and `audio` with an encoder of the recording's own (H.264 at
+  /// `encoding`), when a directory was given, and says so.
+  func record(_ track: LocalVideoTrack, audio: LocalAudioTrack?, encoding: VideoEncoding) throws -> RecordingSession? {
+    guard let options = options(codec: .h264, encoding: encoding) else { return nil }
+    Self.survivesFileSizeLimits()
+    let recording = try Recording(track: track, audio: audio, options: options)
+    FileHandle.standardError.write(
+      Data(
+        ("revue: recording the camera\(audio == nil ? "" : " with audio") to \(options.directory.path) in"
+          + " \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
+    return RecordingSession(recording: recording, reporter: Self.report(recording))
+  }
+
   /// Starts recording a received stream as it came (Matroska unless `--format` says), when a
   /// directory was given, and says so.
   func record(receiving video: RemoteVideoTrack, audio: RemoteAudioTrack?) throws -> RecordingSession? {

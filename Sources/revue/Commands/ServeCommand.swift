@@ -26,6 +26,8 @@ struct ServeOptions: Equatable {
   var noAuth = false
   var duration: Int?
   var json = false
+  /// `--record DIR` and its options: the camera recorded too (by an encoder of its own).
+  var recording = RecordingArguments()
   /// `--audio`: the microphone served beside the camera (the sync signal's beeps with
   /// `--test-pattern`), in `audioCodec` (`--audio-codec`, Opus by default).
   var audio = false
@@ -100,9 +102,11 @@ struct ServeOptions: Equatable {
       case "--help", "-h": return nil
       default:
         if try password.take(option, from: &reader) { continue }
+        if try options.recording.take(option, from: &reader) { continue }
         guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
+    try options.recording.validate("serve")
     guard options.rtsp != nil || options.webrtc != nil else {
       throw UsageError(description: "serve: --rtsp [ADDRESS:]PORT or --webrtc [ADDRESS:]PORT (or both) is required")
     }
@@ -201,6 +205,16 @@ struct ServeCommand {
       try await microphone?.capturer?.stopCapture()
       throw error
     }
+    let recording: RecordingSession?
+    do {
+      recording = try options.recording.record(track, audio: microphone, encoding: encoding)
+    } catch {
+      rtsp?.stop()
+      webrtc?.stop()
+      try await capturer.stopCapture()
+      try await microphone?.capturer?.stopCapture()
+      throw error
+    }
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
     let (served, viewed) = (rtsp, webrtc)
@@ -226,6 +240,7 @@ struct ServeCommand {
       printer.print(fields, text: text)
     }
     printer.finish()
+    await recording?.finish()
     let final = (rtsp: rtsp?.statistics, webrtc: webrtc?.statistics)
     rtsp?.stop()
     webrtc?.stop()
