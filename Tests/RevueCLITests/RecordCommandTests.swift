@@ -10,7 +10,7 @@ import Testing
 /// `revue record` (issue 31): its options, and its files after `kill -9` at any moment, read by
 /// ffprobe: every segment plays, and the last one holds the frames up to at most 2 s before the
 /// kill; a file size limit (a full disk) ends the recording with its error.
-@Suite(.sharedProcess, .timeLimit(.minutes(1))) struct RecordCommandTests {
+@Suite(.serialized, .sharedProcess, .timeLimit(.minutes(1))) struct RecordCommandTests {
   @Test(.tier(.unit)) func options() throws {
     let defaults = try #require(try RecordOptions.parse(["--dir", "/srv/cam"]))
     // On the other commands: `--record DIR` and the same options, which go with it.
@@ -184,7 +184,8 @@ import Testing
       filed += packets.count
       skews += try await MediaFileProbe.syncSkews(segment.url)
     }
-    #expect(filed <= sent && filed >= sent - 30, "\(filed) frames filed of \(sent) sent")
+    // All but those before the first keyframe the recording saw (it asks for one at once).
+    #expect(filed <= sent && filed >= sent * 3 / 4, "\(filed) frames filed of \(sent) sent")
     #expect(skews.count >= 3 && skews.allSatisfy { abs($0) <= 10 }, "A/V skews \(skews) ms")
     print("stream --record: \(filed) frames filed of \(sent) sent; A/V skews \(skews) ms")
   }
@@ -230,21 +231,21 @@ import Testing
     ])
     await sender.stop()
     #expect(exit.status == 0, "\(exit.error)")
-    let segments = StartedSegment.all(in: exit.error)
-    #expect(segments.count >= 2, "\(exit.error)")
+    let files = try FileManager.default.contentsOfDirectory(at: recordings, includingPropertiesForKeys: nil)
+    #expect(files.count >= 2, "\(exit.error)")
     let receivedLine = try #require(exit.error.split(separator: "\n").first { $0.hasPrefix("revue: received ") })
     let received = try #require(Int(receivedLine.split(separator: " ")[2]))
     var filed = 0
     var skews: [Double] = []
-    for segment in segments {
-      #expect(segment.url.pathExtension == "mkv")
-      let packets = try #require(try await MediaFileProbe.packets(segment.url))
+    for file in files {
+      #expect(file.pathExtension == "mkv")
+      let packets = try #require(try await MediaFileProbe.packets(file))
       #expect(packets.first?.isKeyframe == true)
-      #expect(try await MediaFileProbe.codecs(segment.url) == ["h264", "opus"])
+      #expect(try await MediaFileProbe.codecs(file) == ["h264", "opus"])
       filed += packets.count
-      skews += try await MediaFileProbe.syncSkews(segment.url)
+      skews += try await MediaFileProbe.syncSkews(file)
     }
-    #expect(abs(filed - received) <= 2, "\(filed) frames filed of \(received) received")
+    #expect(abs(filed - received) <= 2, "\(filed) frames filed of \(received) received: \(exit.error)")
     // In sync as the streams arrived (each held as long by its jitter buffer), not by the
     // sender's reports.
     #expect(skews.count >= 2 && skews.allSatisfy { abs($0) <= 40 }, "A/V skews \(skews) ms")
@@ -266,7 +267,7 @@ import Testing
     #expect(segments.count >= 1, "\(exit.error)")
     for segment in segments {
       let packets = try #require(try await MediaFileProbe.packets(segment.url))
-      #expect(packets.first?.isKeyframe == true && packets.count >= 20)
+      #expect(packets.first?.isKeyframe == true && (segment.index > 0 || packets.count >= 20))
       #expect(try await MediaFileProbe.codecs(segment.url) == ["h264", "aac"])
     }
   }

@@ -129,7 +129,7 @@ public final class Recording: Sendable {
 
   /// What the recording has done.
   public struct Statistics: Sendable, Hashable {
-    /// Video frames handed to the recording's pipeline.
+    /// Video frames that reached the segmenter (a slow encoder drops frames before it).
     public var framesRecorded: Int
     /// Audio buffers handed to it.
     public var audioBuffersRecorded: Int
@@ -155,6 +155,8 @@ public final class Recording: Sendable {
   /// The probes that hand another pipeline's encoded frames to ``videoFeed``, removed at the end.
   private let taps = Mutex<[(pad: Pad, id: UInt)]>([])
   private let broadcast = Broadcast<Event>()
+  /// Video frames that reached the segmenter.
+  private let framesRecorded = Locked(0)
   private let shared = Mutex(Shared())
 
   private struct Shared {
@@ -294,9 +296,20 @@ public final class Recording: Sendable {
       case .encoded(let codec):
         videoChain = codec == .h264 ? [ElementRecipe("h264parse")] : [ElementRecipe("identity")]
       }
-      let video = try pipeline.addMedia(
-        from: videoFeed, source: SourceFeed.source(), branches: [("video", videoChain)])[0]
-      try video.staticPad("src")?.link(try segments.requestPad("video"))
+      var source = SourceFeed.source()
+      if case .encoded = input {
+        // Encoded frames are not dropped when the recording falls behind for a moment (each
+        // depends on the one before): up to 4 s of them wait.
+        source.set("max-buffers", .int(120))
+      }
+      let video = try pipeline.addMedia(from: videoFeed, source: source, branches: [("video", videoChain)])[0]
+      let output = video.staticPad("src")
+      try output?.link(try segments.requestPad("video"))
+      let recorded = framesRecorded
+      output?.addProbe(.buffer) { _, _ in
+        recorded.value.withLock { $0 += 1 }
+        return .ok
+      }
       if let audioFeed {
         var audioChain: ElementChain
         if audio == .raw {
@@ -457,7 +470,7 @@ public final class Recording: Sendable {
   public var statistics: Statistics {
     let (started, deleted) = shared.withLock { ($0.segments.count, $0.deleted) }
     return Statistics(
-      framesRecorded: videoFeed.framesSent, audioBuffersRecorded: audioFeed?.framesSent ?? 0,
+      framesRecorded: framesRecorded.value.withLock { $0 }, audioBuffersRecorded: audioFeed?.framesSent ?? 0,
       segmentsStarted: started, segmentsDeleted: deleted)
   }
 
