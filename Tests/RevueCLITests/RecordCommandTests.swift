@@ -127,8 +127,10 @@ import Testing
           continue
         }
         #expect(first.isKeyframe, "\(name) starts on no keyframe")
-        if segment.index < segments.count - 1 {
-          #expect(abs(packets.count - 60) <= 3, "\(name): \(packets.count) frames")
+        if !isLast {
+          // Whole keyframe intervals (a second each) within 2 s and half a frame.
+          let duration = last.time - first.time + 1.0 / 30
+          #expect(duration >= 0.95 && duration <= 2.02, "\(name) lasts \(duration) s (\(packets.count) frames)")
         }
         lastFrame = segment.start.addingTimeInterval(last.time - first.time)
       }

@@ -24,8 +24,8 @@ public struct RecordingOptions: Sendable, Hashable {
   public var directory: URL
   /// The container: MP4 by default.
   public var format: Format
-  /// How long a segment lasts: a new one starts at the first keyframe after this (the encoder
-  /// is asked for one then, when the recording encodes).
+  /// How long a segment lasts at most (and half a frame): a new one starts at a keyframe (one a
+  /// second when the recording encodes; the sender's when it records frames encoded elsewhere).
   public var segmentDuration: Duration
   /// Segments whose every frame is older than this (last written before) are deleted, checked
   /// as each segment starts; nil keeps them.
@@ -283,7 +283,7 @@ public final class Recording: Sendable {
       return PrimedAudio(feed: feed, samples: PrimedAudio.aacPriming)
     }
     do {
-      let segments = try makeSegments()
+      let segments = try makeSegments(frameRate: frameRate)
       var videoChain: ElementChain
       switch input {
       case .raw(let encoder):
@@ -339,8 +339,15 @@ public final class Recording: Sendable {
   }
 
   /// The `splitmuxsink` that cuts the segments, its muxer and file sink, in the pipeline.
-  private func makeSegments() throws(GStreamerError) -> Element {
-    let nanoseconds = UInt(options.segmentDuration / .nanoseconds(1))
+  ///
+  /// A segment ends at the last keyframe within its length and half a frame (at `frameRate`;
+  /// 20 ms when unknown): the recording's encoder gives one every second, so 2 s segments hold
+  /// two keyframe intervals, whose frames' times may be a little late. The segmenter does not
+  /// ask the encoder for keyframes of its own: one asked for at the end of a segment came a
+  /// frame late now and then, the two intervals no longer fitted, and the segment held one.
+  private func makeSegments(frameRate: Int?) throws(GStreamerError) -> Element {
+    let nanoseconds =
+      UInt(options.segmentDuration / .nanoseconds(1)) + UInt(frameRate.map { 500_000_000 / max(1, $0) } ?? 20_000_000)
     let fragment = RecordingOptions.indexInterval
     let muxer =
       switch options.format {
@@ -360,7 +367,7 @@ public final class Recording: Sendable {
     let segments = try ElementRecipe(
       "splitmuxsink", name: "segments",
       [
-        "max-size-time": .uint(nanoseconds), "send-keyframe-requests": .bool(true),
+        "max-size-time": .uint(nanoseconds),
         "use-robust-muxing": .bool(options.format == .mp4),
         // Written as it comes: nothing a crash would lose waits in a buffer of the sink's.
         "sink": .object(
