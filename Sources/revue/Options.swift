@@ -14,6 +14,8 @@ enum Command: Equatable, ProgramCommand {
   case receive(ReceiveOptions)
   /// `revue serve --rtsp …` / `--webrtc …`: a camera served to RTSP clients, WebRTC viewers or both.
   case serve(ServeOptions)
+  /// `revue record --dir DIR …`: a camera recorded to segment files.
+  case record(RecordOptions)
   /// `revue demo [--duration S]`: a sender and a receiver in one process.
   case demo(duration: Int)
   /// `revue link --to HOST:PORT …`: a relay through an emulated bad link.
@@ -36,7 +38,8 @@ enum Command: Equatable, ProgramCommand {
              [--codec vp8|h264] [--bitrate BPS] [--fixed-bitrate] [--audio] [--simulcast]
              [--to HOST:PORT|srt://HOST:PORT|rtmp://HOST/APP/KEY] [--srt-latency MS]
              [--srt-passphrase-file F] [--sdp FILE] [--no-recovery] [--fec] [--srtp | --srtp-key-file F]
-             [--srtp-suite NAME] [--whip URL [--token-file F]] [--duration S] [--json]
+             [--srtp-suite NAME] [--whip URL [--token-file F]] [--record DIR [RECORDING OPTIONS]]
+             [--duration S] [--json]
                        send a camera over RTP (default: the first camera, or the virtual one,
                        1280x720, 30 fps, VP8, to 127.0.0.1:5004), or the X11 screen of DISPLAY
                        (--screen: scaled to 1280x720, 15 fps); --audio adds the microphone
@@ -52,10 +55,15 @@ enum Command: Equatable, ProgramCommand {
                        over WebRTC to a WHIP endpoint (whip+https://HOST/PATH, any SFU;
                        --token-file its bearer token) instead of RTP; --to srt://HOST:PORT
                        calls an SRT listener with MPEG-TS (H.264, AAC), --to rtmp://… publishes
-                       FLV to an RTMP server, connecting again when it drops; Ctrl-C stops
+                       FLV to an RTMP server, connecting again when it drops; --record DIR
+                       records what is sent over RTP, encoded once (asking for a keyframe about
+                       every second), with the options of `record` (--format, --segment, --keep,
+                       --keep-size; VP8 goes in mkv); a recording that fails ends alone; Ctrl-C
+                       stops
       receive [--port N | --sdp FILE | --whep URL [--token-file F]] [--codec vp8|h264]
               [--latency MS] [--no-recovery] [--srtp-key-file F] [--srtp-suite NAME] [--from HOST]
-              [--duration S] [--frames N] [--snapshot FILE.png] [--window] [--json]
+              [--record DIR [RECORDING OPTIONS]] [--duration S] [--frames N] [--snapshot FILE.png]
+              [--window] [--json]
                        decode a stream and show its statistics (with --sdp and the sync
                        signal, the A/V skew: avSyncMilliseconds); --window shows the picture
                        in a 1280x720 window (with no display it says so and goes on); a
@@ -65,13 +73,15 @@ enum Command: Equatable, ProgramCommand {
                        from that host only; --whep plays from a WHEP server over WebRTC
                        (https://HOST/PATH, or http:// on this machine: another node's
                        `serve --webrtc`, MediaMTX, ...; --token-file its bearer token), video
-                       and audio, without the RTP options; it ends when the session fails
+                       and audio, without the RTP options; it ends when the session fails;
+                       --record DIR records an RTP stream as it comes, not decoded and
+                       encoded again (Matroska; the options of `record`)
       serve --rtsp [ADDRESS:]PORT [--path /PATH] [--user NAME --password-file F] [--auth digest|basic]
             [--webrtc [ADDRESS:]PORT [--token-file F] [--simulcast]] [--srt [ADDRESS:]PORT
             [--srt-latency MS] [--srt-passphrase-file F]] [--no-auth]
             [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
-            [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]] [--duration S]
-            [--json]
+            [--codec h264|vp8] [--bitrate BPS] [--audio [--audio-codec opus|aac]]
+            [--record DIR [RECORDING OPTIONS]] [--duration S] [--json]
                        serve a camera to RTSP clients (VLC, ffmpeg, NVRs) at
                        rtsp://HOST:PORT/camera (default path), over UDP or TCP as each client
                        asks: captured and encoded once (default H.264) for all of them;
@@ -90,7 +100,19 @@ enum Command: Equatable, ProgramCommand {
                        --no-auth; --simulcast encodes smaller layers too (360p, 180p under
                        720p) and sends each viewer the largest its path carries; --srt serves
                        SRT callers MPEG-TS (H.264), on loopback unless an ADDRESS is given, and
-                       on another only with a passphrase, or --no-auth; Ctrl-C stops
+                       on another only with a passphrase, or --no-auth; --record DIR records
+                       the camera too, by an encoder of its own (H.264, the options of
+                       `record`); Ctrl-C stops
+      record --dir DIR [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
+             [--codec h264|vp8] [--bitrate BPS] [--audio] [--format mp4|mkv] [--segment 60s]
+             [--keep 24h] [--keep-size 2GB] [--duration S] [--json]
+                       record a camera (and with --audio its microphone) to files in DIR, one
+                       per segment (default 60s, each from a keyframe), named by the UTC time
+                       of its first frame (2026-12-07T20-05-00Z.mp4): MP4 (H.264, AAC) or
+                       Matroska (--format mkv: H.264 or VP8, Opus), written so that after a
+                       crash every file plays, the last one to within 1.5 s of it;
+                       --keep deletes segments older than that, --keep-size the oldest beyond
+                       that size; a write error (a full disk) ends the recording; Ctrl-C stops
       demo [--duration S]
                        a sender and a receiver in one process on loopback, then a summary
       link --to HOST:PORT [--listen PORT] [--pairs N] [--loss PCT] [--delay MS] [--jitter MS]
@@ -141,6 +163,9 @@ enum Command: Equatable, ProgramCommand {
     case "serve":
       guard let options = try ServeOptions.parse(options) else { return .help }
       return .serve(options)
+    case "record":
+      guard let options = try RecordOptions.parse(options) else { return .help }
+      return .record(options)
     case "demo":
       var reader = OptionReader(command: "demo", options)
       var duration = 5
@@ -182,6 +207,7 @@ enum Command: Equatable, ProgramCommand {
     case .stream(let options): try await StreamCommand(options: options).run()
     case .receive(let options): try await ReceiveCommand(options: options).run()
     case .serve(let options): try await ServeCommand(options: options).run()
+    case .record(let options): try await RecordCommand(options: options).run()
     case .demo(let duration): try await DemoCommand(duration: duration).run()
     case .run(let command): try await command.run()
     case .link(let options): try await LinkCommand(options: options).run()

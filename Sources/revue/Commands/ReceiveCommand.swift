@@ -50,6 +50,7 @@ struct ReceiveCommand {
         FileHandle.standardError.write(Data("revue: the audio is not played: \(error)\n".utf8))
       }
     }
+    let recording = try options.recording.record(receiving: track, audio: remote.audioTrack)
     let printer = StatusPrinter(json: options.json)
     let lastFrames = PreviousCount()
     let wanted = options.frames
@@ -87,6 +88,7 @@ struct ReceiveCommand {
       )
     }
     printer.finish()
+    await recording?.finish()
     speaker?.stop()
     let final = track.statistics
     let ended = track.state

@@ -34,6 +34,8 @@ struct ServeOptions: Equatable {
   var noAuth = false
   var duration: Int?
   var json = false
+  /// `--record DIR` and its options: the camera recorded too (by an encoder of its own).
+  var recording = RecordingArguments()
   /// `--audio`: the microphone served beside the camera (the sync signal's beeps with
   /// `--test-pattern`), in `audioCodec` (`--audio-codec`, Opus by default).
   var audio = false
@@ -112,9 +114,11 @@ struct ServeOptions: Equatable {
       default:
         if try password.take(option, from: &reader) { continue }
         if try srt.take(option, from: &reader) { continue }
+        if try options.recording.take(option, from: &reader) { continue }
         guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
+    try options.recording.validate("serve")
     guard options.rtsp != nil || options.webrtc != nil || options.srt != nil else {
       throw UsageError(
         description:
@@ -195,6 +199,7 @@ struct ServeCommand {
     var rtsp: RTSPBroadcast?
     var webrtc: WebRTCBroadcast?
     var srt: StreamOutput?
+    var recording: RecordingSession?
     do {
       if let listen = options.rtsp {
         let codec = options.codec ?? .h264
@@ -238,6 +243,7 @@ struct ServeCommand {
               + " on \(output.destination) (MPEG-TS, latency \(options.srtOptions.latency) ms"
               + (options.srtOptions.passphrase == nil ? "" : ", encrypted") + ")\n").utf8))
       }
+      recording = try options.recording.record(track, audio: microphone, encoding: encoding)
     } catch {
       await srt?.stop()
       webrtc?.stop()
@@ -272,6 +278,7 @@ struct ServeCommand {
       printer.print(fields, text: text)
     }
     printer.finish()
+    await recording?.finish()
     let final = (rtsp: rtsp?.statistics, webrtc: webrtc?.statistics, srt: srt?.statistics)
     rtsp?.stop()
     webrtc?.stop()

@@ -43,6 +43,7 @@ struct StreamCommand {
       microphone = track
     }
     if let path = options.sdpPath { try Self.write(sdp: room.sdp, to: path, secret: key != nil) }
+    let recording = try options.recording.record(publication, audio: microphone)
     let layers = zip(publication.layers, publication.ports).dropFirst().map { "\($0.dimensions) on port \($1)" }
     let size = capturer.dimensions.map(\.description) ?? "?"
     let what = device?.name ?? "the screen \(ProcessInfo.processInfo.environment["DISPLAY"] ?? "")"
@@ -79,6 +80,7 @@ struct StreamCommand {
           + "  frames \(stats.framesEncoded)")
     }
     printer.finish()
+    await recording?.finish()
     let final = publication.statistics
     try await capturer.stopCapture()
     try await microphone?.capturer?.stopCapture()

@@ -197,6 +197,8 @@ struct StreamOptions: Equatable {
   var makesSRTPKey = false
   /// The suite of a key made at the start (`--srtp-suite`).
   var srtpSuite = SRTPKey.Suite.aesCM128HMACSHA1_80
+  /// `--record DIR` and its options: what is sent, recorded too.
+  var recording = RecordingArguments()
 
   /// Parses `revue stream`'s options; `environment` holds the variables of the secrets
   /// (``Secret``): `REVUE_SRTP_KEY` is as `--srtp-key` (but with `--whip`, which brings its own
@@ -258,9 +260,11 @@ struct StreamOptions: Equatable {
       default:
         if try key.take(option, from: &reader) { continue }
         if try srt.take(option, from: &reader) { continue }
+        if try options.recording.take(option, from: &reader) { continue }
         guard try token.take(option, from: &reader) else { throw reader.unknown(option) }
       }
     }
+    try options.recording.validate("stream")
     options.output = try Self.output(options.destination, srt: srt, environment: environment)
     if let output = options.output {
       // MPEG-TS and FLV carry H.264 and AAC, one picture size, over their own connection.
@@ -271,12 +275,16 @@ struct StreamOptions: Equatable {
         ("--fec", options.recovery.contains(.fec)), ("--codec vp8", options.codec == .vp8 && codecGiven),
         ("--token", token.value != nil || token.file != nil),
         ("--fixed-bitrate", options.fixedBitrate), ("--screen", options.source == .screen),
+        ("--record", options.recording.directory != nil),
       ].filter(\.1).map(\.0)
       if let first = conflicting.first {
         throw UsageError(description: "stream: --to \(output) goes without \(first)")
       }
       options.codec = .h264
       return options
+    }
+    if options.whip != nil && options.recording.directory != nil {
+      throw UsageError(description: "stream: --record goes without --whip")
     }
     // A screen share's default rate is VideoSDK's default profile's (h720p_15fps).
     if options.source == .screen && !fpsGiven { options.fps = ScreenShareCaptureOptions().fps }
@@ -363,6 +371,8 @@ struct ReceiveOptions: Equatable {
   /// A WHEP server to play from instead (`--whep`), and its bearer token.
   var whep: URL?
   var token: String?
+  /// `--record DIR` and its options: the stream recorded as it comes.
+  var recording = RecordingArguments()
 
   /// Parses `revue receive`'s options; `environment` holds `REVUE_SRTP_KEY` (``Secret``), as
   /// `--srtp-key` but with `--sdp`, whose `a=crypto` lines hold the key, or with `--whep`; and
@@ -403,10 +413,12 @@ struct ReceiveOptions: Equatable {
       case "--help", "-h": return nil
       default:
         if try token.take(option, from: &reader) { continue }
-        guard try key.take(option, from: &reader) else { throw reader.unknown(option) }
+        if try key.take(option, from: &reader) { continue }
+        guard try options.recording.take(option, from: &reader) else { throw reader.unknown(option) }
       }
       if !["--duration", "--frames", "--snapshot", "--window", "--json"].contains(option) { rtpOptions.append(option) }
     }
+    try options.recording.validate("receive")
     let whep = options.whep != nil
     let given = try key.resolve("receive", environment: options.sdpPath == nil && !whep ? environment : [:])
     options.token = try token.resolve("receive", environment: whep ? environment : [:])?.value

@@ -7,9 +7,9 @@ import GStreamer
 /// payloader) as an ``ElementChain``.
 ///
 /// VP8 is `vp8enc`; H.264 is `x264enc` (constrained baseline, tuned for zero latency), or
-/// `openh264enc` where x264enc is missing. A keyframe comes at least every 2 s of frames, and
-/// whenever a `GstForceKeyUnit` event reaches the encoder (a receiver's PLI or FIR, a new RTSP
-/// client).
+/// `openh264enc` where x264enc is missing. A keyframe comes at least every 2 s of frames (or
+/// ``keyframeSeconds``), and whenever a `GstForceKeyUnit` event reaches the encoder (a
+/// receiver's PLI or FIR, a new RTSP client).
 ///
 /// Hardware encoders (``Factory/hardware``) are preferred where the machine has them, for an
 /// RTP publication (``Factory/preferred(for:environment:)``); one that cannot start gives way to
@@ -122,6 +122,9 @@ struct VideoEncoder: Sendable, Hashable {
   /// Whether frames are scaled to the layer's size and at most its frame rate before the
   /// encoder (a simulcast layer smaller than what the track gives).
   let scaled: Bool
+  /// Seconds between two keyframes at most: 2 (a recording's own encoder makes them every
+  /// second, so that its 2 s segments start on one).
+  var keyframeSeconds = 2
 
   /// The encoder of `layer` in `codec`: `factory`, or the software one this machine has.
   init(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool, factory: Factory? = nil) {
@@ -134,8 +137,8 @@ struct VideoEncoder: Sendable, Hashable {
   /// What it encodes to.
   var codec: VideoCodec { factory.codec }
 
-  /// Frames between two keyframes at most: 2 s.
-  var keyframeInterval: Int { max(1, layer.encoding.maxFps * 2) }
+  /// Frames between two keyframes at most: ``keyframeSeconds`` of them.
+  var keyframeInterval: Int { max(1, layer.encoding.maxFps * keyframeSeconds) }
 
   /// The raw formats the encoder takes without a conversion: I420 for `vp8enc`, NV12 and I420
   /// for the software H.264 encoders, NV12 for the hardware ones (each takes NV12 in system
