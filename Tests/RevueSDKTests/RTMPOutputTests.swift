@@ -14,13 +14,14 @@ import Testing
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct RTMPOutputTests {
   init() { TestEnvironment.prepare() }
 
-  /// A camera at 640×480, 30 fps, and a microphone, capturing.
-  static func tracks(_ camera: CaptureDevice) async throws -> (LocalVideoTrack, LocalAudioTrack) {
+  /// A camera at 640×480, 30 fps, and a virtual microphone, capturing; the microphone's id, to
+  /// remove it after (a test that takes the only microphone waits until no other is listed).
+  static func tracks(_ camera: CaptureDevice) async throws -> (LocalVideoTrack, LocalAudioTrack, String) {
     let track = try await RTSPBroadcastTests.camera(camera)
-    let microphone = LocalAudioTrack.createMicrophoneTrack(
-      options: .preset(.musicStandard, device: try await TestCameras.addMicrophone("RTMP Mic")))
+    let device = try await TestCameras.addMicrophone("RTMP Mic")
+    let microphone = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: device))
     try await microphone.capturer?.startCapture()
-    return (track, microphone)
+    return (track, microphone, device.id)
   }
 
   /// 5 s of a camera and its microphone: at least 95 % of the frames sent are in nginx's
@@ -30,7 +31,8 @@ import Testing
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     let server = try await nginx.start()
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
-      let (camera, microphone) = try await Self.tracks(devices[0])
+      let (camera, microphone, microphoneID) = try await Self.tracks(devices[0])
+      defer { VirtualDevices.remove(microphoneID) }
       let counter = FrameCounter(until: 150)
       camera.add(videoRenderer: counter)
       let output = try StreamOutput(
@@ -94,7 +96,8 @@ import Testing
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     let first = try await nginx.start()
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
-      let (camera, microphone) = try await Self.tracks(devices[0])
+      let (camera, microphone, microphoneID) = try await Self.tracks(devices[0])
+      defer { VirtualDevices.remove(microphoneID) }
       let output = try StreamOutput(
         track: camera, audio: microphone, to: .rtmp(URL(string: "rtmp://127.0.0.1:\(nginx.port)/live/key")!),
         encoding: VideoEncoding(maxBitrate: 1_000_000, maxFps: 30))

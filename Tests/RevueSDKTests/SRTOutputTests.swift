@@ -37,8 +37,9 @@ import Testing
   ) {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let camera = try await RTSPBroadcastTests.camera(devices[0])
-      let microphone = LocalAudioTrack.createMicrophoneTrack(
-        options: .preset(.musicStandard, device: try await TestCameras.addMicrophone("SRT Mic")))
+      let device = try await TestCameras.addMicrophone("SRT Mic")
+      defer { VirtualDevices.remove(device.id) }
+      let microphone = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: device))
       try await microphone.capturer?.startCapture()
       let port = FreePorts.rtp()
       let link = try LinkEmulator(
@@ -91,8 +92,9 @@ import Testing
   @Test func aListenerServesOneCallerAfterAnotherWithAPassphrase() async throws {
     try await TestCameras.with(["usb-1080p-webcam"]) { devices in
       let camera = try await RTSPBroadcastTests.camera(devices[0])
-      let microphone = LocalAudioTrack.createMicrophoneTrack(
-        options: .preset(.musicStandard, device: try await TestCameras.addMicrophone("SRT Opus Mic")))
+      let device = try await TestCameras.addMicrophone("SRT Opus Mic")
+      defer { VirtualDevices.remove(device.id) }
+      let microphone = LocalAudioTrack.createMicrophoneTrack(options: .preset(.musicStandard, device: device))
       try await microphone.capturer?.startCapture()
       let port = FreePorts.rtp()
       let passphrase = "correct-horse-battery"

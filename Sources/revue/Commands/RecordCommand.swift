@@ -133,26 +133,18 @@ struct RecordingArguments: Equatable {
   /// directory was given, and says so; the session's ``RecordingSession/finish()`` stops it.
   func record(_ publication: LocalTrackPublication, audio: LocalAudioTrack?) throws -> RecordingSession? {
     guard let options = options(codec: publication.codec ?? .h264) else { return nil }
-    Self.survivesFileSizeLimits()
-    let recording = try Recording(publication: publication, audio: audio, options: options)
-    FileHandle.standardError.write(
-      Data(
-        ("revue: recording the stream\(audio == nil ? "" : " with audio") to \(options.directory.path) in"
-          + " \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
-    return RecordingSession(recording: recording, reporter: Self.report(recording))
+    return try start("the stream", audio: audio != nil, options) {
+      try Recording(publication: publication, audio: audio, options: options)
+    }
   }
 
   /// Starts recording `track` and `audio` with an encoder of the recording's own (H.264 at
   /// `encoding`), when a directory was given, and says so.
   func record(_ track: LocalVideoTrack, audio: LocalAudioTrack?, encoding: VideoEncoding) throws -> RecordingSession? {
     guard let options = options(codec: .h264, encoding: encoding) else { return nil }
-    Self.survivesFileSizeLimits()
-    let recording = try Recording(track: track, audio: audio, options: options)
-    FileHandle.standardError.write(
-      Data(
-        ("revue: recording the camera\(audio == nil ? "" : " with audio") to \(options.directory.path) in"
-          + " \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
-    return RecordingSession(recording: recording, reporter: Self.report(recording))
+    return try start("the camera", audio: audio != nil, options) {
+      try Recording(track: track, audio: audio, options: options)
+    }
   }
 
   /// Starts recording a received stream as it came (Matroska unless `--format` says), when a
@@ -160,12 +152,21 @@ struct RecordingArguments: Equatable {
   func record(receiving video: RemoteVideoTrack, audio: RemoteAudioTrack?) throws -> RecordingSession? {
     guard var options = options(codec: video.codec) else { return nil }
     if format == nil { options.format = .mkv }
+    return try start("the stream as it comes", audio: audio != nil, options) {
+      try Recording(receiving: video, audio: audio, options: options)
+    }
+  }
+
+  /// Starts the recording `make` makes of `what`, says so, and reports its events.
+  private func start(
+    _ what: String, audio: Bool, _ options: RecordingOptions, _ make: () throws -> Recording
+  ) throws -> RecordingSession {
     Self.survivesFileSizeLimits()
-    let recording = try Recording(receiving: video, audio: audio, options: options)
+    let recording = try make()
     FileHandle.standardError.write(
       Data(
-        ("revue: recording the stream as it comes\(audio == nil ? "" : " with audio") to \(options.directory.path)"
-          + " in \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
+        ("revue: recording \(what)\(audio ? " with audio" : "") to \(options.directory.path) in"
+          + " \(segmentSeconds) s segments (\(options.format.rawValue))\n").utf8))
     return RecordingSession(recording: recording, reporter: Self.report(recording))
   }
 
@@ -208,13 +209,7 @@ struct RecordOptions: Equatable {
       case "--camera": options.source = .camera(try reader.value(option))
       case "--virtual-camera": options.source = .virtualCamera(try reader.value(option))
       case "--test-pattern": options.source = .testPattern
-      case "--size":
-        let text = try reader.value(option)
-        let parts = text.split(separator: "x").compactMap { Int32($0) }
-        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
-          throw reader.error("--size is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
-        }
-        options.size = Dimensions(width: parts[0], height: parts[1])
+      case "--size": options.size = try reader.size(option)
       case "--fps": options.fps = try reader.count(option)
       case "--codec":
         options.codec = try reader.codec(option)
@@ -244,10 +239,8 @@ struct RecordCommand {
   func run() async throws {
     RecordingArguments.survivesFileSizeLimits()
     let device = try await StreamCommand.pickCamera(options.source)
-    let track = LocalVideoTrack.createCameraTrack(
-      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
-    let capturer = track.capturer!
-    try await capturer.startCapture()
+    let (track, capturer, size, encoding) = try await StreamCommand.startCamera(
+      device, size: options.size, fps: options.fps, bitrate: options.bitrate)
     var microphone: LocalAudioTrack?
     if options.audio {
       let audio = LocalAudioTrack.createMicrophoneTrack(
@@ -255,9 +248,6 @@ struct RecordCommand {
       try await audio.capturer?.startCapture()
       microphone = audio
     }
-    let size = capturer.dimensions ?? options.size
-    let encoding = VideoEncoding(
-      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
     let recording: Recording
     do {
       recording = try Recording(

@@ -91,13 +91,7 @@ struct ServeOptions: Equatable {
       case "--camera": options.source = .camera(try reader.value(option))
       case "--virtual-camera": options.source = .virtualCamera(try reader.value(option))
       case "--test-pattern": options.source = .testPattern
-      case "--size":
-        let text = try reader.value(option)
-        let parts = text.split(separator: "x").compactMap { Int32($0) }
-        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
-          throw UsageError(description: "serve: --size is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
-        }
-        options.size = Dimensions(width: parts[0], height: parts[1])
+      case "--size": options.size = try reader.size(option)
       case "--fps": options.fps = try reader.count(option)
       case "--codec": options.codec = try reader.codec(option)
       case "--bitrate": options.bitrate = try reader.count(option)
@@ -171,13 +165,8 @@ struct ServeCommand {
 
   func run() async throws {
     let device = try await StreamCommand.pickCamera(options.source)
-    let track = LocalVideoTrack.createCameraTrack(
-      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
-    let capturer = track.capturer!
-    try await capturer.startCapture()
-    let size = capturer.dimensions ?? options.size
-    let encoding = VideoEncoding(
-      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    let (track, capturer, size, encoding) = try await StreamCommand.startCamera(
+      device, size: options.size, fps: options.fps, bitrate: options.bitrate)
     var microphone: LocalAudioTrack?
     if options.audio {
       let audio = LocalAudioTrack.createMicrophoneTrack(

@@ -94,13 +94,8 @@ struct StreamCommand {
   /// `--whip`: the camera published over WebRTC to a WHIP endpoint until Ctrl-C or the duration,
   /// or until the connection drops.
   private func publish(_ device: CaptureDevice, to url: URL) async throws {
-    let track = LocalVideoTrack.createCameraTrack(
-      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
-    let capturer = track.capturer!
-    try await capturer.startCapture()
-    let size = capturer.dimensions ?? options.size
-    let encoding = VideoEncoding(
-      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    let (track, capturer, size, encoding) = try await Self.startCamera(
+      device, size: options.size, fps: options.fps, bitrate: options.bitrate)
     var microphone: LocalAudioTrack?
     if options.audio {
       let audio = LocalAudioTrack.createMicrophoneTrack(options: try await Self.microphoneOptions(for: options.source))
@@ -155,13 +150,8 @@ struct StreamCommand {
   /// over SRT or in FLV over RTMP until Ctrl-C or the duration; a dropped connection is made
   /// again (said on standard error), not the end.
   private func send(_ device: CaptureDevice, to destination: StreamOutput.Destination) async throws {
-    let track = LocalVideoTrack.createCameraTrack(
-      options: CameraCaptureOptions(device: device, dimensions: options.size, fps: options.fps))
-    let capturer = track.capturer!
-    try await capturer.startCapture()
-    let size = capturer.dimensions ?? options.size
-    let encoding = VideoEncoding(
-      maxBitrate: options.bitrate ?? VideoEncoding.forDimensions(size).maxBitrate, maxFps: options.fps)
+    let (track, capturer, size, encoding) = try await Self.startCamera(
+      device, size: options.size, fps: options.fps, bitrate: options.bitrate)
     var microphone: LocalAudioTrack?
     let output: StreamOutput
     do {
@@ -231,6 +221,22 @@ struct StreamCommand {
       }
       return device
     }
+  }
+
+  /// Starts capturing `device` at `size` and `fps`; returns its track, its capturer, the size
+  /// it gives, and the encoding of that size: `bitrate` (nil: the size's own), at `fps`.
+  static func startCamera(_ device: CaptureDevice, size: Dimensions, fps: Int, bitrate: Int?) async throws
+    -> (track: LocalVideoTrack, capturer: VideoCapturer, size: Dimensions, encoding: VideoEncoding)
+  {
+    let track = LocalVideoTrack.createCameraTrack(
+      options: CameraCaptureOptions(device: device, dimensions: size, fps: fps))
+    let capturer = track.capturer!
+    try await capturer.startCapture()
+    let given = capturer.dimensions ?? size
+    return (
+      track, capturer, given,
+      VideoEncoding(maxBitrate: bitrate ?? VideoEncoding.forDimensions(given).maxBitrate, maxFps: fps)
+    )
   }
 
   /// The microphone for `source` (of `revue stream` and `revue serve`): the first one, or a

@@ -13,6 +13,16 @@ extension OptionReader {
     return codec
   }
 
+  /// A picture size after `option`: `WIDTHxHEIGHT`.
+  mutating func size(_ option: String) throws(UsageError) -> Dimensions {
+    let text = try value(option)
+    let parts = text.split(separator: "x").compactMap { Int32($0) }
+    guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
+      throw error("\(option) is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
+    }
+    return Dimensions(width: parts[0], height: parts[1])
+  }
+
   /// The SRTP key of `--srtp-key` or its file or variable (``Secret``; a `--srtp-suite` given,
   /// or the default suite); the error names where the key came from and says what is wrong
   /// with it, never what it is.
@@ -221,13 +231,7 @@ struct StreamOptions: Equatable {
       case "--virtual-camera": options.source = .virtualCamera(try reader.value(option))
       case "--test-pattern": options.source = .testPattern
       case "--screen": options.source = .screen
-      case "--size":
-        let text = try reader.value(option)
-        let parts = text.split(separator: "x").compactMap { Int32($0) }
-        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
-          throw UsageError(description: "stream: --size is WIDTHxHEIGHT, such as 1280x720, not '\(text)'")
-        }
-        options.size = Dimensions(width: parts[0], height: parts[1])
+      case "--size": options.size = try reader.size(option)
       case "--fps":
         options.fps = try reader.count(option)
         fpsGiven = true
