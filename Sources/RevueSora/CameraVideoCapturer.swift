@@ -116,6 +116,22 @@ public final class CameraVideoCapturer: Sendable {
   /// The track the camera's frames reach (Sora's `stream`): the same for every capturer.
   public var track: LocalVideoTrack { Self.sharedTrack }
 
+  /// Sora's output stream (`MediaStream`, set by the publisher): here every capturer feeds one
+  /// track, ``track``, which the app publishes. A port that assigns a stream fails to compile,
+  /// naming ``track``, instead of assigning a property nothing reads.
+  @available(*, unavailable, renamed: "track", message: "every capturer feeds one LocalVideoTrack: publish `track`")
+  public var stream: LocalVideoTrack? {
+    get { track }
+    set {}
+  }
+
+  /// Sora's `AVCaptureSession` (Apple's): on Linux the capture runs in a GStreamer pipeline of
+  /// the track's capturer. A port that reads it fails to compile, saying so.
+  @available(
+    *, unavailable, message: "AVCaptureSession is Apple's: the capture is the GStreamer pipeline of `track.capturer`"
+  )
+  public var captureSession: Never { fatalError("unavailable") }
+
   /// The event handlers, shared by every capturer: `CameraVideoCapturer.handlers.onCapture = …`
   /// changes them in place.
   public static var handlers: CameraVideoCapturerHandlers {

@@ -116,4 +116,21 @@ import Testing
       diagnostics.contains("write participant(_: RemoteParticipant, track: Track, didUpdateIsMuted:)"), "\(diagnostics)"
     )
   }
+
+  /// Seed 003's `stream { get set }` (Sora's `MediaStream`, set by its publisher) and
+  /// `captureSession` (an `AVCaptureSession`) on the capturer: a port fails to compile, naming
+  /// `track` and the GStreamer pipeline, instead of setting a property nothing reads.
+  @Test func seed003sStreamAndCaptureSessionFailWithWhatToUse() async throws {
+    let (status, diagnostics) = try await Self.compile(
+      """
+      import RevueSora
+
+      let capturer = CameraVideoCapturer.current
+      capturer?.stream = nil
+      _ = capturer?.captureSession
+      """)
+    #expect(status != 0)
+    #expect(diagnostics.contains("'stream' has been renamed to 'track'"), "\(diagnostics)")
+    #expect(diagnostics.contains("AVCaptureSession is Apple's"), "\(diagnostics)")
+  }
 }
