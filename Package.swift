@@ -64,7 +64,7 @@ let package = Package(
     // The benchmark (docs/benchmarks.md): the SDK measured against gst-launch-1.0, each side a
     // child process of its own (the Revue side is `revue-bench --child …`; the soak runs `revue`).
     .executableTarget(
-      name: "revue-bench", dependencies: ["RevueSDK", "RevueLab", "RevueProcess", "RevueCommandLine"]),
+      name: "revue-bench", dependencies: ["RevueSDK", "RevueLab", "RevueProcess", "RevueCommandLine", "CMalloc"]),
     // Fuzz targets (docs/fuzzing.md): what each feeds the SDK, and `revue-fuzz`, which replays
     // files through them, or built with `-sanitize=fuzzer -DFUZZING` (scripts/fuzz.sh) is libFuzzer.
     .target(name: "RevueFuzzTargets", dependencies: ["RevueSDK", "GStreamer"], path: "Fuzz/Targets"),

@@ -1,3 +1,4 @@
+import CMalloc
 import Foundation
 import RevueCommandLine
 
@@ -5,7 +6,12 @@ import RevueCommandLine
 /// a scenario when the bench runs itself as a child (``BenchChild``).
 @main
 enum RevueBench {
-  static func main() async { await BenchInvocation.main() }
+  static func main() async {
+    // Its children (the Revue side of each scenario) hold malloc to one arena as the node does
+    // (Sources/CMalloc/arenas.c), so that the memory measured is the node's.
+    _ = revue_malloc_arenas()
+    await BenchInvocation.main()
+  }
 }
 
 /// A parsed `revue-bench` command line.

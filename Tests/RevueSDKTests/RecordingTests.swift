@@ -54,7 +54,10 @@ import Testing
     }
   }
 
-  @Test(arguments: [RecordingOptions.Format.mp4, .mkv]) func segmentsStartOnKeyframesHoldEveryFrameInSync(
+  /// Alone in the process: it judges A/V sync within 10 ms, which a machine busy with other
+  /// tests' pipelines moved (11 ms in a first MP4 segment in CI, the others −4 ms).
+  @Test(.wholeProcess, arguments: [RecordingOptions.Format.mp4, .mkv])
+  func segmentsStartOnKeyframesHoldEveryFrameInSync(
     _ format: RecordingOptions.Format
   ) async throws {
     let directory = Self.directory()
