@@ -119,6 +119,12 @@ extension BenchCommand {
       picture: 3.1 MB a 1080p frame); I420 frames pass without a copy to both encoders.
     - **Start-up.** `publish` + `setCamera(enabled: true)` to the first packet includes the camera
       switch's 100 ms debounce by design; the rest is the camera pipeline's start.
+    - **Sessions** (run only when named): `revue serve --rtsp --webrtc` with 200 clients of each
+      kind one after another, ffprobe over RTSP (UDP and TCP in turn), then `revue receive --whep
+      --duration 1`. Every session brings the node streaming threads that end with it; glibc gave
+      each thread that allocated while others did an arena of its own and kept what each held (17
+      MiB more every 40 RTSP sessions; 11 MiB from the 40th to the 200th with two arenas). The node
+      and the bench's children hold malloc to one arena (`Sources/CMalloc/arenas.c`).
     """
 
   /// Why a row misses its target, and what would fix it (found by the measurements in the
