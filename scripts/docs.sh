@@ -11,8 +11,12 @@ cd "$(dirname "$0")/.."
 out="${1:-.build/docs}"
 modules=(GStreamer RevueSDK RevueVideoSDK RevueSora RevueLiveKit)
 
-written=$(swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members 2>&1 \
-  | grep -v prohibited | tee /dev/stderr | sed -n 's/^Files written to //p' | tail -1)
+# Its output shown on standard error as it is (not by `tee /dev/stderr`, which opens the file
+# standard error is anew: a CI log redirected to a file was truncated to what came after).
+dumped=$(swift package dump-symbol-graph --minimum-access-level public --skip-synthesized-members 2>&1 \
+  | grep -v prohibited || true)
+echo "$dumped" >&2
+written=$(echo "$dumped" | sed -n 's/^Files written to //p' | tail -1)
 if [ -z "$written" ] || [ ! -d "$written" ]; then
   echo "docs.sh: dump-symbol-graph wrote no symbol graphs" >&2
   exit 1

@@ -99,7 +99,7 @@ public struct RecordingOptions: Sendable, Hashable {
 /// the encoder gives a keyframe every second, so after a crash (`kill -9`) every finished
 /// segment plays and the last one plays up to at most about 1.3 s before it.
 ///
-/// The recording runs in a pipeline of its own, fed like every send pipeline (a ``SourceFeed``
+/// The recording runs in a pipeline of its own, fed like every send pipeline (a `SourceFeed`
 /// with capture times), so that audio and video stay in sync in the file. A fault (a full disk,
 /// a directory gone, any write error) ends the recording alone, with ``Event/fault(_:)`` and
 /// ``Event/state(_:)``: the tracks and their other sinks go on.

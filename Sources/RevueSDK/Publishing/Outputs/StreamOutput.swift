@@ -10,7 +10,7 @@ import Synchronization
 ///     let output = try StreamOutput(track: camera, to: .srt(host: "203.0.113.7", port: 9000))
 ///     let output = try StreamOutput(track: camera, to: .rtmp(URL(string: "rtmp://host/live/KEY")!))
 ///
-/// Its send pipeline is every transport's (``SourceFeed``, ``VideoEncoder``, ``AudioEncoder``),
+/// Its send pipeline is every transport's (`SourceFeed`, `VideoEncoder`, `AudioEncoder`),
 /// with a muxer and a network sink as its tail:
 ///
 ///     appsrc ! encoder chain ─┐
@@ -95,6 +95,8 @@ public final class StreamOutput: Sendable {
 
   /// Sends `track` (and `audio`) to `destination` from now on.
   /// - Parameters:
+  ///   - track: the video track sent (H.264).
+  ///   - destination: an SRT listener to call, an SRT port to listen on, or an RTMP server.
   ///   - encoding: the bitrate and frame rate; by default the track's size's, at 30 fps.
   ///   - audio: an audio track (a microphone) muxed beside the video.
   ///   - audioEncoding: its bitrate; 48 kb/s by default.
