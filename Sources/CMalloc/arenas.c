@@ -3,10 +3,9 @@
 // 8 per core, and keeps what each held: a node serving RTSP, whose every session brings
 // short-lived streaming threads, grew 17 MiB in each 40 sessions (ffprobe clients one after
 // another). With two arenas it still grew 10–11 MiB from the 40th session to the 200th; with
-// one it held 63–65 MiB (revue-bench sessions, docs/benchmarks.md). glibc fixes the bound the
-// first time it needs a new arena, which the Swift runtime's threads reach before main: set
-// from main it came too late, so it is set in a constructor, as MALLOC_ARENA_MAX in the
-// environment would be (which, given, wins).
+// one it held 63–65 MiB (revue-bench sessions). glibc fixes the bound the first time a thread
+// needs an arena of its own; set in a constructor, before main and before any thread, it holds
+// from the start, as MALLOC_ARENA_MAX in the environment would (which, given, wins).
 #include "CMalloc.h"
 
 #include <malloc.h>
