@@ -241,13 +241,7 @@ struct RecordCommand {
     let device = try await StreamCommand.pickCamera(options.source)
     let (track, capturer, size, encoding) = try await StreamCommand.startCamera(
       device, size: options.size, fps: options.fps, bitrate: options.bitrate)
-    var microphone: LocalAudioTrack?
-    if options.audio {
-      let audio = LocalAudioTrack.createMicrophoneTrack(
-        options: try await StreamCommand.microphoneOptions(for: options.source))
-      try await audio.capturer?.startCapture()
-      microphone = audio
-    }
+    let microphone = options.audio ? try await StreamCommand.startMicrophone(for: options.source) : nil
     let recording: Recording
     do {
       recording = try Recording(

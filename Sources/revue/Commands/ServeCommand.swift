@@ -169,15 +169,12 @@ struct ServeCommand {
       device, size: options.size, fps: options.fps, bitrate: options.bitrate)
     var microphone: LocalAudioTrack?
     if options.audio {
-      let audio = LocalAudioTrack.createMicrophoneTrack(
-        options: try await StreamCommand.microphoneOptions(for: options.source))
       do {
-        try await audio.capturer?.startCapture()
+        microphone = try await StreamCommand.startMicrophone(for: options.source)
       } catch {
         try await capturer.stopCapture()
         throw error
       }
-      microphone = audio
     }
     let credentials = options.user.map { [RTSPBroadcast.Credentials(user: $0, password: options.password ?? "")] } ?? []
     let sound =

@@ -35,13 +35,8 @@ struct StreamCommand {
       options: VideoPublishOptions(
         encoding: encoding, simulcast: options.simulcast, preferredCodec: options.codec, lossRecovery: options.recovery,
         adaptiveBitrate: !options.fixedBitrate))
-    var microphone: LocalAudioTrack?
-    if options.audio {
-      let track = LocalAudioTrack.createMicrophoneTrack(options: try await Self.microphoneOptions(for: options.source))
-      try await track.capturer?.startCapture()
-      _ = try await participant.publish(audioTrack: track)
-      microphone = track
-    }
+    let microphone = options.audio ? try await Self.startMicrophone(for: options.source) : nil
+    if let microphone { _ = try await participant.publish(audioTrack: microphone) }
     if let path = options.sdpPath { try Self.write(sdp: room.sdp, to: path, secret: key != nil) }
     let recording = try options.recording.record(publication, audio: microphone)
     let layers = zip(publication.layers, publication.ports).dropFirst().map { "\($0.dimensions) on port \($1)" }
@@ -96,12 +91,7 @@ struct StreamCommand {
   private func publish(_ device: CaptureDevice, to url: URL) async throws {
     let (track, capturer, size, encoding) = try await Self.startCamera(
       device, size: options.size, fps: options.fps, bitrate: options.bitrate)
-    var microphone: LocalAudioTrack?
-    if options.audio {
-      let audio = LocalAudioTrack.createMicrophoneTrack(options: try await Self.microphoneOptions(for: options.source))
-      try await audio.capturer?.startCapture()
-      microphone = audio
-    }
+    let microphone = options.audio ? try await Self.startMicrophone(for: options.source) : nil
     let publication: WHIPPublication
     do {
       publication = try await WHIPPublication(
@@ -155,12 +145,7 @@ struct StreamCommand {
     var microphone: LocalAudioTrack?
     let output: StreamOutput
     do {
-      if options.audio {
-        let audio = LocalAudioTrack.createMicrophoneTrack(
-          options: try await Self.microphoneOptions(for: options.source))
-        try await audio.capturer?.startCapture()
-        microphone = audio
-      }
+      if options.audio { microphone = try await Self.startMicrophone(for: options.source) }
       output = try StreamOutput(track: track, audio: microphone, to: destination, encoding: encoding)
     } catch {
       try await capturer.stopCapture()
@@ -221,6 +206,14 @@ struct StreamCommand {
       }
       return device
     }
+  }
+
+  /// Starts capturing the microphone `source` goes with (``microphoneOptions(for:)``); returns
+  /// its track.
+  static func startMicrophone(for source: StreamOptions.Source) async throws -> LocalAudioTrack {
+    let track = LocalAudioTrack.createMicrophoneTrack(options: try await microphoneOptions(for: source))
+    try await track.capturer?.startCapture()
+    return track
   }
 
   /// Starts capturing `device` at `size` and `fps`; returns its track, its capturer, the size
