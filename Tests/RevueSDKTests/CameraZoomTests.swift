@@ -2,6 +2,7 @@ import Foundation
 import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
+import Synchronization
 import Testing
 
 extension CameraCapturerTests {
@@ -49,6 +50,42 @@ extension CameraCapturerTests {
       _ = try await capturer.set(options: capturer.options.copyWith(device: devices[1]))
       #expect(capturer.device == devices[1] && capturer.zoomRange == nil)
       #expect { try capturer.set(zoom: 200) } throws: { "\($0)".contains("has no zoom control") }
+      try await capturer.stopCapture()
+      _ = track
+    }
+  }
+}
+
+extension CameraCapturerTests {
+  /// A zoom set while frames flow takes effect between two frames: `videocrop` reads its crop
+  /// on the streaming thread, and a crop changed between its negotiation and a frame had it
+  /// copy the new crop's rows out of a frame of the old size, past the end of the buffer
+  /// (AddressSanitizer saw it in CI). Zoomed in and out as fast as the calls go for 60 frames.
+  @Test func aZoomChangedWhileFramesFlowIsAppliedBetweenFrames() async throws {
+    try await TestCameras.with(["usb-1080p-webcam"]) { devices in
+      let (track, capturer, renderer) = Self.track(on: devices[0], CameraCaptureOptions(dimensions: .h360_169))
+      try await capturer.startCapture()
+      let zooming = Task.detached {
+        var calls = 0
+        while !Task.isCancelled {
+          _ = try? capturer.set(zoom: calls % 2 == 0 ? 500 : 100)
+          calls += 1
+        }
+        return calls
+      }
+      let frames = Mutex(0)
+      _ = try await renderer.next("60 frames while zooming") { _ in
+        frames.withLock {
+          $0 += 1; return $0 == 60
+        }
+      }
+      zooming.cancel()
+      #expect(await zooming.value > 60)
+      #expect(try capturer.set(zoom: 200) == 200)
+      let zoomed = try await renderer.next("the picture zoomed 2× at last") {
+        abs(Double(Self.firstEdge($0, row: 20)) - 640.0 / 14) <= 4
+      }
+      #expect(zoomed.dimensions == Dimensions(width: 640, height: 360))
       try await capturer.stopCapture()
       _ = track
     }

@@ -12,6 +12,7 @@ final class CameraSession: Sendable {
   let choice: FormatChoice
   private let pipeline: MediaPipeline
   private let progress = StartProgress()
+  private let zoomCrop = PendingCrop()
 
   /// Builds the pipeline (without starting it).
   /// - Parameters:
@@ -113,7 +114,8 @@ final class CameraSession: Sendable {
     guard let zoom = device.zoom else { return false }
     let size = choice.format.dimensions
     return zoom.apply(
-      value, crop: pipeline.pipeline.element(named: "zoom"), width: Int(size.width), height: Int(size.height))
+      value, crop: pipeline.pipeline.element(named: "zoom"), pending: zoomCrop, width: Int(size.width),
+      height: Int(size.height))
   }
 
   private static func classify(_ error: GStreamerError, device: CaptureDevice) -> DeviceError {

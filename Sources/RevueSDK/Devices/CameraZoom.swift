@@ -1,6 +1,7 @@
 import CV4L2
 import GStreamer
 import Glibc
+import Synchronization
 
 /// A camera's own zoom: the optical or sensor zoom that changes the picture the camera sends,
 /// so that receivers see it too (seed 001's pinch to zoom, without the pinch). A real camera's
@@ -54,8 +55,9 @@ struct CameraZoom: Sendable, Hashable {
   }
 
   /// Sets `value` (within ``range``): on the V4L2 device, or as the crop of the virtual camera's
-  /// element `crop` (a `videocrop` of a picture of `width`×`height`). Returns whether it was set.
-  func apply(_ value: Int, crop: Element?, width: Int, height: Int) -> Bool {
+  /// element `crop` (a `videocrop` of a picture of `width`×`height`), from its next frame on
+  /// (``PendingCrop``). Returns whether it was set.
+  func apply(_ value: Int, crop: Element?, pending: PendingCrop, width: Int, height: Int) -> Bool {
     if let devicePath {
       return Self.withDevice(devicePath) { fd in
         var control = v4l2_control(id: revue_v4l2_zoom_control, value: Int32(clamping: value))
@@ -66,13 +68,38 @@ struct CameraZoom: Sendable, Hashable {
     // Zoom factor: the value over the first one (100 → 1×, 200 → 2×), or a hundredth a step from 0.
     let factor =
       range.lowerBound > 0 ? Double(value) / Double(range.lowerBound) : 1 + Double(value - range.lowerBound) / 100
-    let sides = [
-      ("left", width), ("right", width), ("top", height), ("bottom", height),
-    ]
-    for (side, size) in sides {
-      // Each side loses half of what the zoom leaves out, in whole pairs of pixels (4:2:0).
-      let cut = Int((Double(size) * (1 - 1 / factor) / 2) / 2) * 2
-      guard (try? crop.set(side, cut)) != nil else { return false }
+    // Each side loses half of what the zoom leaves out, in whole pairs of pixels (4:2:0).
+    let cut = { (size: Int) in Int((Double(size) * (1 - 1 / factor) / 2) / 2) * 2 }
+    return pending.set(
+      [("left", cut(width)), ("right", cut(width)), ("top", cut(height)), ("bottom", cut(height))], on: crop)
+  }
+}
+
+/// The crop a virtual camera's zoom asks of its `videocrop`, set on the streaming thread just
+/// before the next frame enters the element, never from the caller's thread: `videocrop`
+/// renegotiates its output size when a frame arrives after a change, but a change that lands
+/// between that check and the copy has it copy the new crop's rows out of a frame negotiated at
+/// the old size, past the end of the buffer (AddressSanitizer caught it under a pinch).
+final class PendingCrop: Sendable {
+  private let sides = Mutex<[(String, Int)]?>(nil)
+
+  /// Sets `sides` (property name, pixels) on `crop` before its next frame; of several changes
+  /// between two frames the last wins. Returns false when `crop` has no sink pad.
+  func set(_ new: [(String, Int)], on crop: Element) -> Bool {
+    guard let input = crop.staticPad("sink") else { return false }
+    let waiting = sides.withLock { sides in
+      defer { sides = new }
+      return sides != nil
+    }
+    guard !waiting else { return true }
+    // The element is reached through the pad: a probe left on a stopped pipeline does not hold it.
+    input.addProbe(.buffer) { pad, _ in
+      let sides = self.sides.withLock { sides in
+        defer { sides = nil }
+        return sides ?? []
+      }
+      for (side, pixels) in sides { try? pad.element?.set(side, pixels) }
+      return .remove
     }
     return true
   }
