@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the API reference of GStreamer, RevueSDK and the seeds' faces with the toolchain's own
 # DocC: `swift package dump-symbol-graph` (the public symbols of the debug build), then
-# `docc convert` per module into a static site under OUT (default .build/docs/MODULE). Fails on
+# `docc convert` per module, with its catalogue (Sources/MODULE/MODULE.docc: the landing page,
+# getting started, the porting guide of each seed), into a static site under OUT (default
+# .build/docs/MODULE). Fails on
 # a DocC warning (a broken symbol link) and on a public symbol without a doc comment, listing
 # them.
 #
@@ -45,7 +47,7 @@ PY
     status=1
   fi
   rm -rf "$out/$module"
-  if ! docc convert --additional-symbol-graph-dir "$graphs" --fallback-display-name "$module" \
+  if ! docc convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$graphs" --fallback-display-name "$module" \
     --fallback-bundle-identifier "org.revue.$module" --output-path "$out/$module" \
     --transform-for-static-hosting --hosting-base-path "$module" --warnings-as-errors; then
     echo "docs.sh: $module: docc convert failed (warnings fail it)" >&2
