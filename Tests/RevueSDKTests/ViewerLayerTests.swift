@@ -21,6 +21,26 @@ import Testing
     #expect(choice.update(target: 10_000, at: .seconds(4)) == nil && choice.layer == 2)
   }
 
+  /// WHEP's layer selection: a viewer that asks for a layer is sent no larger one, and the
+  /// largest its path carries up to it, at once both ways; asking for any gives the choice back.
+  @Test func aViewersAskedLayerBoundsWhatItsPathCarries() {
+    var choice = ViewerLayerChoice(bitrates: bitrates)
+    // On the full size, asks for 180p: at once.
+    #expect(choice.bound(largest: 2, target: nil) == 2)
+    // A path that carries everything: still 180p.
+    #expect(choice.update(target: 5_000_000, at: .seconds(20)) == nil && choice.layer == 2)
+    // Asks for 360p: at once, the path carries it.
+    #expect(choice.bound(largest: 1, target: 5_000_000) == 1)
+    // A congested path still goes below the asked layer, and comes back up to it, not above.
+    #expect(choice.update(target: 100_000, at: .seconds(21)) == 2)
+    #expect(choice.update(target: 5_000_000, at: .seconds(40)) == 1)
+    #expect(choice.update(target: 5_000_000, at: .seconds(60)) == nil && choice.layer == 1)
+    // Any layer again: the largest the target carries, at once.
+    #expect(choice.bound(largest: 0, target: 5_000_000) == 0)
+    // A layer out of range is the smallest.
+    #expect(choice.bound(largest: 7, target: 5_000_000) == 2 && choice.largest == 2)
+  }
+
   @Test func upOneLayerAtATimeWithHeadroomAndOnlyAfterTheWait() {
     var choice = ViewerLayerChoice(bitrates: bitrates)
     #expect(choice.update(target: 100_000, at: .seconds(1)) == 2)

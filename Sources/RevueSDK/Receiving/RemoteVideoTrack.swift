@@ -119,6 +119,37 @@ public final class RemoteVideoTrack: VideoTrack, @unchecked Sendable {
     super.init(name: name, source: .camera)
   }
 
+  /// The size each view showing the track shows it at (nil: a view that does not count), and
+  /// the size last asked of the sender (nil: its own choice).
+  private let shown = Mutex<(sizes: [ObjectIdentifier: Dimensions?], asked: Dimensions??)>(([:], nil))
+
+  /// The adaptive stream (seed 001): notes that `view` shows the track at `size` in pixels (nil:
+  /// the view does not count: not laid out, hidden or disabled), or no longer shows it
+  /// (`showing` false), and asks the sender for the smallest layer that covers every counted
+  /// view (``TrackReceiver/adapt(to:)``): the largest width and height asked; the smallest
+  /// layer when views show the track and none counts; the sender's own choice when no view
+  /// shows it (a custom renderer takes what comes). Only a sender that offers layers (a
+  /// simulcast WHEP broadcast) changes what it sends.
+  func adaptiveStream(view: ObjectIdentifier, size: Dimensions?, showing: Bool = true) {
+    let ask: Dimensions?? = shown.withLock { shown in
+      shown.sizes[view] = showing ? .some(size) : nil
+      let wanted: Dimensions?
+      if shown.sizes.isEmpty {
+        wanted = nil
+      } else {
+        let counted = shown.sizes.values.compactMap { $0 }
+        wanted =
+          counted.isEmpty
+          ? Dimensions(width: 1, height: 1)
+          : Dimensions(width: counted.map(\.width).max()!, height: counted.map(\.height).max()!)
+      }
+      guard shown.asked.map({ $0 != wanted }) ?? true else { return .none }
+      shown.asked = .some(wanted)
+      return .some(wanted)
+    }
+    if case .some(let wanted) = ask { receiver.adapt(to: wanted) }
+  }
+
   /// The participant that sends the track, told when its sender mutes it or leaves.
   let participant = Relay<RemoteParticipant>()
 

@@ -18,6 +18,14 @@ protocol TrackReceiver: AnyObject, Sendable {
   var isMutedBySender: Bool { get }
   /// Stops receiving; a WHEP session is deleted on its server before this returns.
   func stop() async
+  /// Asks the sender for the smallest layer that covers `size`, the size the video is shown at
+  /// (nil: the sender's choice), where it offers layers (a simulcast WHEP broadcast's).
+  func adapt(to size: Dimensions?)
+}
+
+extension TrackReceiver {
+  /// An RTP stream offers no layers: nothing to ask.
+  func adapt(to size: Dimensions?) {}
 }
 
 extension RTPReceiver: TrackReceiver {

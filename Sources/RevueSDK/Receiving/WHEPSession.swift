@@ -30,6 +30,8 @@ final class WHEPSession: Sendable {
   private let audio = Relay<Stream>()
   /// The session's URL on the server and the token to delete it with, once the server made one.
   private let resource = Mutex<(URL, String?)?>(nil)
+  /// The layer selection, when the server links it (a simulcast broadcast's).
+  let layerPreference = Mutex<WHEPLayerPreference?>(nil)
   /// Whether the session was closed (stopped, or ended by a fault).
   private let closed = Atomic(false)
   /// When the server was last heard from: an RTP or RTCP packet of it.
@@ -59,11 +61,12 @@ final class WHEPSession: Sendable {
     let session = try WHEPSession(endpoint: endpoint)
     do throws(RevueError) {
       let offer = try await session.offer(timeout: timeout)
-      let (answer, resource) = try await WHIPExchange.post(
+      let (answer, resource, links) = try await WHIPExchange.post(
         offer: offer, to: endpoint, token: token, timeout: timeout, server: "WHEP server")
       // No credentials across origins (as fetch): a session elsewhere is deleted without them.
       let sameOrigin = WHIPExchange.origin(of: resource) == WHIPExchange.origin(of: endpoint)
       session.resource.withLock { $0 = (resource, sameOrigin ? token : nil) }
+      session.layerPreference.withLock { $0 = WHEPLayerPreference(links: links, token: sameOrigin ? token : nil) }
       let sent = media(in: answer)
       guard sent.video != nil || sent.audio else {
         throw RevueError(
@@ -439,6 +442,10 @@ final class WHEPSession: Sendable {
 
     /// Ends the whole session (both tracks) and deletes it on the server.
     func stop() async { await session.end() }
+
+    /// Asks the server for the smallest layer that covers `size` (nil: its own choice), when
+    /// it offers layers.
+    func adapt(to size: Dimensions?) { session.layerPreference.withLock { $0 }?.prefer(size) }
 
     /// Counts what `pad` (the stream's output of `webrtcbin`, after its jitter buffer) passes,
     /// and its keyframe requests (sending at most one every ``RTPReceiver/pictureLossInterval``

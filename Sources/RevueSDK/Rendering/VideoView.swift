@@ -133,7 +133,11 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   /// next frame.
   public weak var track: VideoTrack? {
     didSet {
-      if oldValue !== track { oldValue?.remove(videoRenderer: self) }
+      if oldValue !== track {
+        oldValue?.remove(videoRenderer: self)
+        (oldValue as? RemoteVideoTrack)?.adaptiveStream(view: ObjectIdentifier(self), size: nil, showing: false)
+      }
+      updateAdaptiveStream()
       shared.value.withLock { $0.generation += 1 }
       clear()
       setRendering(false)
@@ -170,7 +174,12 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     }
   }
   /// False drops new frames and clears the view.
-  public var isEnabled = true { didSet { dropsFrames(clearing: !isEnabled) } }
+  public var isEnabled = true {
+    didSet {
+      dropsFrames(clearing: !isEnabled)
+      updateAdaptiveStream()
+    }
+  }
   /// True drops new frames, clears the view and hides its window: a window of its own is
   /// closed (unmapped) until the view is shown again, and draws from the next frame then. An
   /// App's window (``Target/embedded(windowHandle:)``) is the App's to hide.
@@ -179,6 +188,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
       guard oldValue != isHidden else { return }
       dropsFrames(clearing: isHidden)
       rebuild()
+      updateAdaptiveStream()
     }
   }
   /// True drops new frames and keeps the last one on screen (until the track changes or the
@@ -198,6 +208,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
         applyLayout()
         scheduleRedraw()
       }
+      updateAdaptiveStream()
       let points = CGSize(width: CGFloat(size.width), height: CGFloat(size.height))
       broadcast.send(.size(points))
       for delegate in delegates.all {
@@ -331,14 +342,30 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   // MARK: - Adaptive stream
 
   /// Whether the view counts for the adaptive stream of the track it shows (seed 001): false
-  /// while the view is not laid out, is hidden or has ``isEnabled`` false. As in the seed, the
-  /// adaptive stream has no effect yet: the sender sends its own size whatever the view's, as
-  /// no remote track Revue receives offers layers to pick from (RTP and WHEP carry one stream).
+  /// while the view is not laid out, is hidden or has ``isEnabled`` false. Where the sender
+  /// offers layers (a WHEP broadcast with simulcast: ``WebRTCBroadcast``'s, through WHEP's
+  /// layer selection), the views of a remote track ask it for the smallest layer that covers
+  /// the largest ``adaptiveStreamSize`` of those that count, and the smallest when none does;
+  /// elsewhere (RTP, a WHEP server without layers) the sender sends its own size whatever the
+  /// view's, and these members only report, as the seed says.
   public var isAdaptiveStreamEnabled: Bool { isLaidOut && !isHidden && isEnabled }
 
   /// How many pixels a point of the view counts for; ``AdaptiveStreamPixelDensity/auto`` by
   /// default.
-  public var adaptiveStreamPixelDensity = AdaptiveStreamPixelDensity.auto
+  public var adaptiveStreamPixelDensity = AdaptiveStreamPixelDensity.auto { didSet { updateAdaptiveStream() } }
+
+  /// Tells the remote track shown the size the view asks for (``adaptiveStreamSize``, or
+  /// nothing while ``isAdaptiveStreamEnabled`` is false).
+  private func updateAdaptiveStream() {
+    guard let remote = track as? RemoteVideoTrack else { return }
+    let size = adaptiveStreamSize
+    remote.adaptiveStream(
+      view: ObjectIdentifier(self),
+      size: isAdaptiveStreamEnabled
+        ? Dimensions(
+          width: Int32(clamping: Int(size.width.rounded(.up))), height: Int32(clamping: Int(size.height.rounded(.up))))
+        : nil)
+  }
 
   /// The size the view would ask the sender for: its size in points times the pixel density
   /// (capped at ``AdaptiveStreamPixelDensity/maxDensity``), in pixels.
@@ -352,11 +379,10 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
     return CGSize(width: CGFloat(size.width) * density, height: CGFloat(size.height) * density)
   }
 
-  /// Seed 001's way to tell the adaptive stream a size: it has no effect, as in the seed (the
-  /// view follows its own size, and no track Revue receives offers layers); the view's size is
-  /// ``size`` or ``frame``.
+  /// Seed 001's way to tell the adaptive stream a size: it has no effect, as in the seed: the
+  /// view follows its own size (``size`` or ``frame``), which is what it asks for.
   public func set(size: CGSize) {
-    RevueLog.log(.debug, "VideoView", "set(size: \(size)): the adaptive stream has no layers to pick from")
+    RevueLog.log(.debug, "VideoView", "set(size: \(size)): the view asks for its own size")
   }
 
   /// Draws seed 001's debug overlay: the track's sid, the resolution of the last frame, whether
@@ -467,6 +493,7 @@ public final class VideoView: VideoRenderer, ClearingRenderer {
   isolated deinit {
     watch?.cancel()
     pipeline?.stop()
+    (track as? RemoteVideoTrack)?.adaptiveStream(view: ObjectIdentifier(self), size: nil, showing: false)
   }
 
   /// Stops drawing and lets go of the window and the display at once, for good: an App that

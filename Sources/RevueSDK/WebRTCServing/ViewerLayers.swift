@@ -13,6 +13,9 @@ import Synchronization
 /// ``failedProbeWindow`` resets it. A viewer behind a path that carries only a small layer is
 /// tried on the next one up after 8, 16, 32, then every 64 s, for a second or so each time.
 ///
+/// The viewer may bound it (WHEP's layer selection, ``bound(largest:target:)``): then it is sent
+/// the largest layer its path carries that is no larger than the one it asked for.
+///
 /// Pure: the time of each update is given.
 struct ViewerLayerChoice: Sendable {
   /// The shortest wait between a switch down and the next switch up.
@@ -26,6 +29,8 @@ struct ViewerLayerChoice: Sendable {
   let bitrates: [Int]
   /// The layer sent now (0: the full size).
   private(set) var layer = 0
+  /// The largest layer the viewer takes (0: any).
+  private(set) var largest = 0
   /// The wait before the next switch up.
   private(set) var upWait = shortestUpWait
   private var lastDown: Duration?
@@ -40,7 +45,7 @@ struct ViewerLayerChoice: Sendable {
       upWait = Self.shortestUpWait
       self.lastUp = nil
     }
-    let fits = bitrates.firstIndex { $0 <= target } ?? bitrates.count - 1
+    let fits = max(largest, bitrates.firstIndex { $0 <= target } ?? bitrates.count - 1)
     if fits > layer {
       if let lastUp, time - lastUp < Self.failedProbeWindow { upWait = min(upWait * 2, Self.longestUpWait) }
       lastUp = nil
@@ -48,11 +53,25 @@ struct ViewerLayerChoice: Sendable {
       layer = fits
       return layer
     }
-    guard layer > 0, Double(target) >= Double(bitrates[layer - 1]) * SimulcastAllocation.resumeHeadroom,
+    guard layer > largest, Double(target) >= Double(bitrates[layer - 1]) * SimulcastAllocation.resumeHeadroom,
       lastDown.map({ time - $0 >= upWait }) ?? true
     else { return nil }
     layer -= 1
     lastUp = time
+    return layer
+  }
+
+  /// Takes the largest layer the viewer asks for (0: any, as at first), given the target now
+  /// (nil before its first report); returns the layer to send when it changes: the asked one at
+  /// once when a larger one is sent, the largest the target carries (up to the asked one) at
+  /// once when a smaller one is: the viewer asked, there is no probe to wait for.
+  mutating func bound(largest asked: Int, target: Int?) -> Int? {
+    largest = min(max(asked, 0), bitrates.count - 1)
+    let carried = target.map { target in bitrates.firstIndex { $0 <= target } ?? bitrates.count - 1 } ?? layer
+    let chosen = max(largest, min(layer, carried))
+    guard chosen != layer else { return nil }
+    layer = chosen
+    lastUp = nil
     return layer
   }
 }

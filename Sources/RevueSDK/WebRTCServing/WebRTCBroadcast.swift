@@ -217,9 +217,18 @@ public final class WebRTCBroadcast: Sendable {
 
     /// The session id in `requestPath` when it is a session's URL (`/camera/whep/ID`).
     func session(in requestPath: String) -> String? {
+      guard let (id, rest) = resource(in: requestPath), rest.isEmpty else { return nil }
+      return id
+    }
+
+    /// The session id and the rest of `requestPath` when it is a session's URL or one under it
+    /// (`/camera/whep/ID/layer`: `ID`, `layer`).
+    func resource(in requestPath: String) -> (id: String, rest: String)? {
       guard requestPath.hasPrefix(whep + "/") else { return nil }
-      let id = requestPath.dropFirst(whep.count + 1)
-      return id.isEmpty || id.contains("/") ? nil : String(id)
+      let parts = requestPath.dropFirst(whep.count + 1).split(
+        separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+      guard let id = parts.first, !id.isEmpty else { return nil }
+      return (String(id), parts.count > 1 ? String(parts[1]) : "")
     }
 
     /// Whether `request` carries the token (always, without one), compared in a time that does
@@ -236,7 +245,7 @@ public final class WebRTCBroadcast: Sendable {
 
   /// Header fields that let pages of other origins play the stream (CORS).
   private static let crossOrigin: [(String, String)] = [
-    ("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", "Location"),
+    ("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", "Location, Link"),
   ]
 
   private func answer(_ request: HTTPServer.Request, routes: Routes) async -> HTTPServer.Response {
@@ -289,6 +298,13 @@ public final class WebRTCBroadcast: Sendable {
       return HTTPServer.Response(status: 200)
     case ("PATCH", _) where routes.session(in: request.path) != nil:
       return .text(405, "trickle ICE is not taken: the answer holds every candidate", headers: [("Allow", "DELETE")])
+    case (_, _) where routes.resource(in: request.path).map({ LayerSelection.paths.contains($0.rest) }) == true:
+      guard routes.authorizes(request) else { return unauthorized }
+      let (id, rest) = routes.resource(in: request.path)!
+      guard let viewer = shared.withLock({ $0.viewers[id] }), viewer.layers.count > 1 else {
+        return .text(404, "no such session, or one without simulcast layers")
+      }
+      return LayerSelection.answer(request, at: rest, for: viewer, session: routes.whep + "/" + id)
     case (_, routes.whep):
       return .text(405, "POST an SDP offer here", headers: [("Allow", "POST, OPTIONS")])
     default:
@@ -328,7 +344,8 @@ public final class WebRTCBroadcast: Sendable {
     var viewer: Viewer?
     do {
       let made = try Viewer(
-        id: id, codec: codec, video: (encoder.video, video.payloadTypes.media), layers: encoder.layers,
+        id: id, codec: codec, video: (encoder.video, video.payloadTypes.media),
+        mediaId: String(media.firstIndex(of: video) ?? 0), layers: encoder.layers,
         audio: opus.map { (encoder.audio, $0.payloadTypes.media) },
         ended: { [weak self] viewer in self?.remove(viewer) },
         keyframe: { [weak self] layer, joining in self?.encoder.requestKeyframe(layer: layer, joining: joining) })
@@ -355,8 +372,11 @@ public final class WebRTCBroadcast: Sendable {
       return .text(503, "the broadcast has stopped, or the viewer's session failed")
     }
     viewer?.startWatching()
+    let location = routes.whep + "/" + id
     return HTTPServer.Response(
-      status: 201, headers: [("Content-Type", "application/sdp"), ("Location", routes.whep + "/" + id)],
+      status: 201,
+      headers: [("Content-Type", "application/sdp"), ("Location", location)]
+        + (encoder.layers.count > 1 ? LayerSelection.links(session: location) : []),
       body: Data(answer.utf8))
   }
 
@@ -530,7 +550,9 @@ public final class WebRTCBroadcast: Sendable {
     /// The layer sent, switched at keyframes.
     private let layerSwitch: LayerSwitch
     /// The layers, the full size first.
-    private let layers: [VideoParameters]
+    let layers: [VideoParameters]
+    /// The index of the video's `m=` section in the viewer's offer (WHEP's `mediaId`).
+    let mediaId: String
     /// With several layers: the viewer's congestion control (from its receiver reports, its
     /// retransmissions kept within the target), and the layer its target chooses.
     private let adaptation: BitrateAdaptation?
@@ -560,7 +582,7 @@ public final class WebRTCBroadcast: Sendable {
     /// A session whose video is one of `video`'s media (the layers of `layers`, the full size
     /// first) in `codec`, with payload type `video.1`, and the audio of `audio` if given.
     init(
-      id: String, codec: VideoCodec, video: ([Encoder.Medium], Int), layers: [VideoParameters],
+      id: String, codec: VideoCodec, video: ([Encoder.Medium], Int), mediaId: String, layers: [VideoParameters],
       audio: (Encoder.Medium, Int)?, ended: @escaping @Sendable (Viewer) -> Void,
       keyframe: @escaping @Sendable (_ layer: Int, _ joining: Bool) -> Void
     ) throws(RevueError) {
@@ -569,6 +591,7 @@ public final class WebRTCBroadcast: Sendable {
       self.ended = ended
       self.keyframe = keyframe
       self.layers = layers
+      self.mediaId = mediaId
       let videoFeed = SourceFeed()
       self.videoFeed = videoFeed
       let layerSwitch = LayerSwitch(to: videoFeed)
@@ -712,10 +735,23 @@ public final class WebRTCBroadcast: Sendable {
       guard let target = adaptation?.state.target else { return }
       let time = ContinuousClock.now - origin
       guard let layer = choice.withLock({ $0.update(target: target, at: time) }) else { return }
+      switchLayer(to: layer, why: "target \(target / 1000) kb/s")
+    }
+
+    /// Sends no layer larger than `largest` (0: any) from now on, as the viewer asked
+    /// (``ViewerLayerChoice/bound(largest:target:)``).
+    func bound(largest: Int) {
+      let target = adaptation?.state.target
+      guard let layer = choice.withLock({ $0.bound(largest: largest, target: target) }) else { return }
+      switchLayer(to: layer, why: "asked for by the viewer")
+    }
+
+    /// Sends `layer` from its next keyframe on, asked for now.
+    private func switchLayer(to layer: Int, why: String) {
       RevueLog.log(
         .info, "WebRTC",
         "viewer \(id.prefix(8)): \(layers[layer].dimensions.width)×\(layers[layer].dimensions.height)"
-          + " from its next keyframe (target \(target / 1000) kb/s)")
+          + " from its next keyframe (\(why))")
       layerSwitch.request(layer)
       keyframe(layer, true)
     }

@@ -133,7 +133,8 @@ public final class WHIPPublication: Sendable {
       video: video, audio: audio, codec: codec, adaptiveBitrate: adaptiveBitrate, status: status)
     do {
       let offer = try await session.offer(timeout: timeout)
-      let (answer, resource) = try await WHIPExchange.post(offer: offer, to: endpoint, token: token, timeout: timeout)
+      let (answer, resource, _) = try await WHIPExchange.post(
+        offer: offer, to: endpoint, token: token, timeout: timeout)
       // No credentials across origins (as fetch): a session elsewhere is deleted without them.
       let sameOrigin = WHIPExchange.origin(of: resource) == WHIPExchange.origin(of: endpoint)
       session.resource.withLock { $0 = (resource, sameOrigin ? token : nil) }
@@ -668,14 +669,15 @@ enum WHIPExchange {
     return components.url!
   }
 
-  /// POSTs `offer` to `endpoint`; returns the answer and the session's URL.
+  /// POSTs `offer` to `endpoint`; returns the answer, the session's URL and the links of the
+  /// answer's `Link` header fields (``links(in:relativeTo:)``).
   /// - Parameter server: what messages call the server: `WHIP endpoint` or `WHEP server`.
   /// - Throws: ``RevueError`` (`.network`) for no answer within `timeout`, a status other than
   ///   201 (quoting the first 200 characters of the body, on one line), a body that is not an
   ///   SDP, or no `Location`.
   static func post(
     offer: String, to endpoint: URL, token: String?, timeout: Duration, server: String = "WHIP endpoint"
-  ) async throws(RevueError) -> (answer: String, resource: URL) {
+  ) async throws(RevueError) -> (answer: String, resource: URL, links: [String: URL]) {
     var request = URLRequest(url: endpoint, timeoutInterval: Double(timeout.components.seconds) + 1)
     request.httpMethod = "POST"
     request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
@@ -701,7 +703,51 @@ enum WHIPExchange {
     else {
       throw RevueError(.network, "the \(server) \(shown) answered 201 without a Location")
     }
-    return (text, resource)
+    return (text, resource, links(in: response.value(forHTTPHeaderField: "Link") ?? "", relativeTo: endpoint))
+  }
+
+  /// The links of a `Link` header's value (RFC 8288; several fields come joined by commas):
+  /// each `rel` (each of a `rel` that names several) and its URL, resolved against `base`; the
+  /// first of a `rel` given twice. `<https://stun.example.org>; rel="ice-server", </s/1/layer>;
+  /// rel="urn:ietf:params:whep:ext:core:layer"`.
+  static func links(in value: String, relativeTo base: URL) -> [String: URL] {
+    var links: [String: URL] = [:]
+    var rest = Substring(value)
+    while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {
+      let target = rest[rest.index(after: open)..<close]
+      // The parameters up to the next link: the next comma outside quotes.
+      var end = rest.endIndex
+      var quoted = false
+      for index in rest[close...].indices {
+        if rest[index] == "\"" { quoted.toggle() } else if rest[index] == ",", !quoted { end = index; break }
+      }
+      for parameter in rest[rest.index(after: close)..<end].split(separator: ";") {
+        let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard pair.count == 2, pair[0].lowercased() == "rel", let url = URL(string: String(target), relativeTo: base)
+        else { continue }
+        for rel in pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).split(separator: " ") {
+          links[String(rel)] = links[String(rel)] ?? url.absoluteURL
+        }
+      }
+      rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
+    }
+    return links
+  }
+
+  /// Sends `body` (of `contentType`) to `url` with `method`, and the token; returns the status,
+  /// the reply's body and its `Location`, resolved against `url`.
+  /// - Throws: ``RevueError`` (`.network`) for no complete reply within `timeout`.
+  static func request(
+    _ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil, token: String?, timeout: Duration
+  ) async throws(RevueError) -> (status: Int, body: Data, location: URL?) {
+    var request = URLRequest(url: url, timeoutInterval: Double(timeout.components.seconds) + 1)
+    request.httpMethod = method
+    if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    request.httpBody = body
+    let (reply, response) = try await send(request, "\(method) \(WHIPPublication.redacted(url))", within: timeout)
+    let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: url) }
+    return (response.statusCode, reply, location?.absoluteURL)
   }
 
   /// Refuses to send `token` over plain `http://` to another machine: only `https://`, or
