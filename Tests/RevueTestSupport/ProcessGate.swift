@@ -53,6 +53,15 @@ public struct ProcessGate: TestTrait, SuiteTrait, TestScoping {
       TestEnvironment.prepare()
       await Self.gate.enter(mode)
       defer { Self.gate.leave(mode) }
+      // The tests that run alone run one after another, after all the others: their own times
+      // add up to that part of the suite's, which the log says test by test.
+      let start = ContinuousClock.now
+      defer {
+        if mode == .exclusive {
+          let seconds = Double((ContinuousClock.now - start) / .milliseconds(1)) / 1000
+          print("alone in the process: \(test.name) took \(String(format: "%.1f", seconds)) s")
+        }
+      }
       try await function()
     }
   }
