@@ -100,10 +100,15 @@ import Testing
     // No view: the path's choice, the full size on loopback.
     _ = try await frames.next("the full size without a view", where: full)
 
+    let layerChanges = broadcast.layerChanges
     let view = VideoView(size: Dimensions(width: 320, height: 180), target: .offscreen)
     view.track = video
     _ = try await frames.next("320×180 for a 320×180 view", where: small)
-    #expect(broadcast.viewers.first?.layer == 1)
+    let change = try await withDeadline(5, "the viewer's switch told") {
+      for await viewer in layerChanges { return viewer }
+      throw CancellationError()
+    }
+    #expect(change.layer == 1 && change.dimensions == Dimensions(width: 320, height: 180))
     // A view a pixel wider than the small layer: the full size covers it.
     view.size = Dimensions(width: 321, height: 180)
     _ = try await frames.next("the full size for a 321×180 view", where: full)

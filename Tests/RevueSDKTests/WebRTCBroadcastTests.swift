@@ -153,14 +153,13 @@ import Testing
       .appendingPathComponent("../Peers/whep_viewer.py").standardized
     let (program, inside) = namespace.command(
       ["/usr/bin/python3", script.path, broadcast.whepURL.absoluteString] + arguments)
+    let layerChanges = broadcast.layerChanges
     let capped = try ChildProcess(program, inside)
     let open = try Self.viewer(broadcast.whepURL, arguments)
-    // While both watch: the capped one's session is on a smaller layer, with its target.
+    // While both watch: the capped one's session switches to a smaller layer, with its target.
     let switched = try await withDeadline(15, "a viewer on a smaller layer") {
-      while true {
-        if let viewer = broadcast.viewers.first(where: { $0.layer > 0 }) { return viewer }
-        try await Task.sleep(for: .milliseconds(100))
-      }
+      for await viewer in layerChanges where viewer.layer > 0 { return viewer }
+      throw CancellationError()
     }
     #expect(switched.dimensions == Dimensions(width: 640, height: 360))
     #expect((switched.targetBitrate ?? .max) < VideoEncoding.forDimensions(.h540_169).maxBitrate, "\(switched)")

@@ -95,10 +95,13 @@ final class LayerSwitch: Sendable {
   }
   private let state: Mutex<State>
   private let output: any MediaSink
+  private let switched: @Sendable (Int) -> Void
 
-  /// A switch that sends `layer`'s frames to `output` (the viewer's session's feed).
-  init(to output: any MediaSink, layer: Int = 0) {
+  /// A switch that sends `layer`'s frames to `output` (the viewer's session's feed), and tells
+  /// `switched` of each new layer as its first frame goes.
+  init(to output: any MediaSink, layer: Int = 0, switched: @escaping @Sendable (Int) -> Void = { _ in }) {
     self.output = output
+    self.switched = switched
     state = Mutex(State(layer: layer))
   }
 
@@ -119,11 +122,13 @@ final class LayerSwitch: Sendable {
   /// Takes a frame of `layer`: sends it on when the layer is the one sent, or the one asked
   /// for and the frame is its keyframe.
   fileprivate func take(_ buffer: Buffer, caps: Caps, captured: ClockTime?, layer: Int) {
+    var switchedNow = false
     let stamp: ClockTime?? = state.withLock { state in
       if layer == state.pending, !buffer.flags.contains(.deltaUnit) {
         state.layer = layer
         state.pending = nil
         state.switches += 1
+        switchedNow = true
       }
       guard layer == state.layer else { return .none }
       guard let captured else { return .some(nil) }
@@ -136,6 +141,7 @@ final class LayerSwitch: Sendable {
     }
     guard case .some(let captured) = stamp else { return }
     output.send(buffer, caps: caps, capturedAt: captured)
+    if switchedNow { switched(layer) }
   }
 
   /// One layer's way in.

@@ -92,6 +92,11 @@ public final class WebRTCBroadcast: Sendable {
   /// its connection failed, or its RTCP stopped for 3 s).
   public var viewerChanges: AsyncStream<Int> { viewerCounts.subscribe() }
 
+  /// With simulcast, each viewer's switch to another layer from now on, as the new layer's
+  /// first frame goes to it: its session then (``ViewerStatistics/layer``).
+  public var layerChanges: AsyncStream<ViewerStatistics> { layerSwitches.subscribe() }
+  private let layerSwitches = Broadcast<ViewerStatistics>()
+
   private struct Shared {
     var viewers: [String: Viewer] = [:]
     /// Viewers whose offer is being answered.
@@ -348,6 +353,7 @@ public final class WebRTCBroadcast: Sendable {
         mediaId: String(media.firstIndex(of: video) ?? 0), layers: encoder.layers,
         audio: opus.map { (encoder.audio, $0.payloadTypes.media) },
         ended: { [weak self] viewer in self?.remove(viewer) },
+        switched: { [weak self] viewer in self?.layerSwitches.send(viewer.statistics) },
         keyframe: { [weak self] layer, joining in self?.encoder.requestKeyframe(layer: layer, joining: joining) })
       viewer = made
       answer = try await made.answer(offer, timeout: .seconds(5))
@@ -584,6 +590,7 @@ public final class WebRTCBroadcast: Sendable {
     init(
       id: String, codec: VideoCodec, video: ([Encoder.Medium], Int), mediaId: String, layers: [VideoParameters],
       audio: (Encoder.Medium, Int)?, ended: @escaping @Sendable (Viewer) -> Void,
+      switched: @escaping @Sendable (Viewer) -> Void,
       keyframe: @escaping @Sendable (_ layer: Int, _ joining: Bool) -> Void
     ) throws(RevueError) {
       self.id = id
@@ -594,17 +601,20 @@ public final class WebRTCBroadcast: Sendable {
       self.mediaId = mediaId
       let videoFeed = SourceFeed()
       self.videoFeed = videoFeed
-      let layerSwitch = LayerSwitch(to: videoFeed)
+      // The viewer, once made, for what its pipeline and its layer switch tell of it.
+      let made = Relay<Viewer>()
+      let layerSwitch = LayerSwitch(to: videoFeed) { _ in
+        if let viewer = made.target { switched(viewer) }
+      }
       self.layerSwitch = layerSwitch
       choice = Mutex(ViewerLayerChoice(bitrates: layers.map(\.encoding.maxBitrate)))
       adaptation = layers.count > 1 ? BitrateAdaptation(ceiling: layers[0].encoding.maxBitrate, halvingFloor: nil) : nil
       let ssrc = UInt32.random(in: 1..<UInt32.max)
       self.ssrc = ssrc
-      let end = Relay<Viewer>()
       pipeline = MediaPipeline(name: "webrtc-viewer-\(id.prefix(8))") { fault in
         guard fault.severity == .error else { return }
         RevueLog.log(.warning, "WebRTC", "viewer \(id.prefix(8)) ended: \(fault)")
-        end.target?.end()
+        made.target?.end()
       }
       let counters = Locked(RTPSender.Counters())
       self.counters = counters
@@ -660,7 +670,7 @@ public final class WebRTCBroadcast: Sendable {
       connections =
         video.0.indices.map { (video.0[$0], layerSwitch.gate($0) as any MediaSink) }
         + (audio.flatMap { audio in audioFeed.map { [(audio.0, $0 as any MediaSink)] } } ?? [])
-      end.target = self
+      made.target = self
     }
 
     /// The RTP caps of `video` in `payloadType` (Opus audio for nil), with the feedback a
