@@ -207,9 +207,10 @@ extension VideoViewTests {
   }
 
   /// Seed 001's adaptive stream members report the view's size times the density (capped at
-  /// ``VideoView/AdaptiveStreamPixelDensity/maxDensity``) and change nothing: no track Revue
-  /// receives offers layers, and `set(size:)` has no effect, as the seed says.
-  @MainActor @Test func adaptiveStreamMembersReportAndChangeNothing() async throws {
+  /// ``VideoView/AdaptiveStreamPixelDensity/maxDensity``), and `set(size:)` has no effect, as the
+  /// seed says. Where the sender offers layers the view's size picks one:
+  /// `AdaptiveStreamTests.aViewsSizePicksTheLayerItIsSent`.
+  @MainActor @Test func adaptiveStreamMembersReport() async throws {
     let view = VideoView(frame: .zero)
     #expect(!view.isLaidOut && !view.isAdaptiveStreamEnabled && !view.isRendering)
     view.frame = CGRect(x: 0, y: 0, width: 320, height: 180)
