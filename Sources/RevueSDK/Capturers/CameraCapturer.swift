@@ -32,6 +32,8 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     var zoom: (deviceID: String, value: Int)?
     /// Why the named camera was not the one opened at the last start.
     var deviceError: DeviceError?
+    /// The raw formats the track's sinks take as they come (``sinkFormats``).
+    var sinkFormats: Set<PixelFormat>?
   }
 
   private let state: Mutex<State>
@@ -61,6 +63,20 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
 
   /// Which way the camera should face, as asked last.
   public var position: CameraPosition { state.withLock { $0.position } }
+
+  /// The raw formats the track's publications take as they come, nil when none says: the
+  /// capture delivers one of them (``CameraSession/deliveredFormat(for:sinks:)``), and changes
+  /// format while capturing when a publication comes or goes.
+  var sinkFormats: Set<PixelFormat>? {
+    get { state.withLock { $0.sinkFormats } }
+    set {
+      let session = state.withLock { state in
+        state.sinkFormats = newValue
+        return state.session
+      }
+      session?.follow(sinks: newValue)
+    }
+  }
 
   /// The pipeline that captures: read it, do not change it (the SDK rebuilds it whenever the
   /// camera or the resolution changes). nil while stopped.
@@ -353,7 +369,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
         preferred: options.preferredFormat)
     else { throw DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) lists no usable format") }
     let session = try CameraSession(
-      device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored,
+      device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored, sinks: sinkFormats,
       onFrame: { [weak self] frame in self?.send(frame) },
       onFault: { [weak self] fault in
         guard let self else { return }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One run of a camera: its capture pipeline,
 /// `device ! <chosen caps> ! [jpegdec | h264parse ! decoder] ! videoconvert ! [videoflip] ! [videorate] ! appsink`,
-/// delivering 4:2:0 frames of exactly the chosen size on the streaming thread, each timed by its
+/// delivering 4:2:0 frames (``deliveredFormat(for:)``) of exactly the chosen size on the streaming thread, each timed by its
 /// capture time on the system clock (its running time plus the pipeline's base time), so that
 /// the next session, after a switch or a restart, goes on from where this one left off.
 final class CameraSession: Sendable {
@@ -13,20 +13,25 @@ final class CameraSession: Sendable {
   private let pipeline: MediaPipeline
   private let progress = StartProgress()
   private let zoomCrop = PendingCrop()
+  /// The format delivered now (``deliveredFormat(for:sinks:)``).
+  private let delivered: Mutex<PixelFormat>
 
   /// Builds the pipeline (without starting it).
   /// - Parameters:
   ///   - fps: the rate sent; frames are repeated or dropped when the camera's differs.
+  ///   - sinks: the raw formats the track's sinks take as they come (``follow(sinks:)``).
   ///   - onFrame: called on the streaming thread for every frame.
   ///   - onFault: called on the posting thread for the error that stops the pipeline once it
   ///     runs (errors while it starts make ``start(timeout:)`` throw instead), and for warnings.
   /// - Throws: ``DeviceError`` when the device cannot be opened.
   init(
-    device: CaptureDevice, choice: FormatChoice, fps: Int, isMirrored: Bool,
+    device: CaptureDevice, choice: FormatChoice, fps: Int, isMirrored: Bool, sinks: Set<PixelFormat>? = nil,
     onFrame: @escaping @Sendable (PixelBuffer) -> Void, onFault: @escaping @Sendable (MediaFault) -> Void
   ) throws(DeviceError) {
     self.device = device
     self.choice = choice
+    let format = Self.deliveredFormat(for: choice.format.encoding, sinks: sinks)
+    delivered = Mutex(format)
     let progress = self.progress
     pipeline = MediaPipeline(name: "camera") { fault in
       guard fault.severity == .error else { return onFault(fault) }
@@ -63,10 +68,7 @@ final class CameraSession: Sendable {
       try tail.element(named: "cameracaps")?.set("caps", choice.format.caps(frameRate: choice.cameraFrameRate))
       try tail.element(named: "ratecaps")?.set(
         "caps", try Caps("video/x-raw, framerate=\(CaptureFormat.fraction(Double(fps)))"))
-      try tail.element(named: "formatcaps")?.set(
-        "caps",
-        try Caps(
-          "video/x-raw, format={ I420, NV12 }, width=\(choice.dimensions.width), height=\(choice.dimensions.height)"))
+      try tail.element(named: "formatcaps")?.set("caps", try Self.formatCaps(format, choice.dimensions))
       let sink = try tail.element(named: "sink", as: AppSink.self)
       sink.setCallbacks(newSample: { [weak pipeline] sample in
         guard let pipeline, let frame = PixelBuffer.captured(sample, baseTime: pipeline.pipeline.baseTime) else {
@@ -79,6 +81,52 @@ final class CameraSession: Sendable {
       throw DeviceError(.videoSourceInitiationFailed, "cannot build the capture pipeline for \(device.name): \(error)")
     }
   }
+
+  /// The 4:2:0 format the session delivers for a camera giving `encoding` to sinks whose
+  /// encoders take `sinks` as they come (nil: no sink says), so that a frame is converted at
+  /// most once between the camera and any encoder (``FrameConversion``), and that conversion, if
+  /// any, is made here once for every sink:
+  /// - the camera's own NV12 or I420 when every sink takes it (`videoconvert` in passthrough:
+  ///   H.264 to RTP from an NV12 camera converts nothing);
+  /// - else what they all take: I420 for VP8 (`vp8enc` takes only I420), NV12 for hardware
+  ///   encoders; a decoder's output is I420 (`jpegdec` and `avdec_h264` give I420, whatever the
+  ///   JPEG's subsampling), another raw format (YUY2, GRAY8) is converted in one step;
+  /// - the camera's own format when the sinks take nothing in common (each converts itself).
+  static func deliveredFormat(for encoding: CaptureFormat.Encoding, sinks: Set<PixelFormat>?) -> PixelFormat {
+    let own: PixelFormat? =
+      switch encoding {
+      case .raw(.nv12): .nv12
+      case .raw(.i420): .i420
+      case .raw, .jpeg, .h264: nil
+      }
+    let taken = sinks?.intersection([.i420, .nv12]) ?? []
+    if let own, taken.isEmpty || taken.contains(own) { return own }
+    return taken == [.nv12] ? .nv12 : .i420
+  }
+
+  /// The caps of the frames delivered: `format` at `size`.
+  private static func formatCaps(_ format: PixelFormat, _ size: Dimensions) throws(GStreamerError) -> Caps {
+    try Caps("video/x-raw, format=\(format.gstreamerName), width=\(size.width), height=\(size.height)")
+  }
+
+  /// Delivers the format for sinks that take `sinks` from the next frame on
+  /// (``deliveredFormat(for:sinks:)``): the capture's conversion renegotiates while it runs.
+  func follow(sinks: Set<PixelFormat>?) {
+    let format = Self.deliveredFormat(for: choice.format.encoding, sinks: sinks)
+    let changed = delivered.withLock { delivered in
+      defer { delivered = format }
+      return delivered != format
+    }
+    guard changed else { return }
+    do {
+      try pipeline.pipeline.element(named: "formatcaps")?.set("caps", try Self.formatCaps(format, choice.dimensions))
+    } catch {
+      RevueLog.log(.warning, "CameraCapturer", "\(device.name): cannot deliver \(format): \(error)")
+    }
+  }
+
+  /// The format delivered now.
+  var deliveredFormat: PixelFormat { delivered.withLock { $0 } }
 
   /// The capture pipeline (read only).
   var capturePipeline: Pipeline { pipeline.pipeline }

@@ -185,11 +185,20 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   func attach(_ sink: any MediaSink) {
     sinks.attach(sink)
     updateOffAir()
+    followSinks()
   }
 
   /// Stops handing frames to `sink`.
   func detach(_ sink: any MediaSink) {
     sinks.detach(sink)
     updateOffAir()
+    followSinks()
+  }
+
+  /// Tells a camera the raw formats every sink's encoders take as they come, so that its
+  /// capture delivers one of them (``CameraCapturer/sinkFormats``): one conversion there, if
+  /// any, shared by every sink, instead of one in each.
+  private func followSinks() {
+    (capturer as? CameraCapturer)?.sinkFormats = sinks.rawFormats
   }
 }
