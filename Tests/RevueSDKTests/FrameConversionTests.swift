@@ -62,6 +62,25 @@ import Testing
     }
   }
 
+  @Test func simulcastLayersShareTheCapturesOneConversion() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let (room, participant, capturer) = try await TestCameras.sendingRoom(
+        to: FreePorts.rtp(pairs: 3), camera: devices[0], dimensions: .h720_169)
+      let publication = try await participant.publish(
+        videoTrack: participant.cameraTrack, options: VideoPublishOptions(simulcast: true, preferredCodec: .vp8))
+      let frames = FrameStream()
+      participant.cameraTrack.add(videoRenderer: frames)
+      try await capturer.startCapture()
+      _ = try await frames.next("frames encoded") { _ in publication.statistics.framesEncoded >= 15 }
+      // Three layers, each one a VP8 encoder taking I420: the capture converts once for all
+      // (each layer converted the camera's NV12 itself before).
+      #expect(Self.summary(FrameConversion.running()) == ["camera: NV12→I420"])
+      try await capturer.stopCapture()
+      await participant.unpublish(publication: publication)
+      await room.disconnect()
+    }
+  }
+
   @Test func theCaptureFollowsThePublicationsThatComeAndGo() async throws {
     try await TestCameras.with(["csi-camera-module"]) { devices in
       let (room, participant, capturer) = try await TestCameras.sendingRoom(
