@@ -3,6 +3,7 @@ import GStreamer
 import RevueSDK
 import RevueSDKTestSupport
 import RevueTestSupport
+import Synchronization
 import Testing
 
 /// Issue 29: a frame is converted at most once between the camera and the encoder. Each test
@@ -94,7 +95,7 @@ import Testing
       // VP8 joins while capturing: the capture renegotiates to I420, the sender converts nothing.
       let vp8 = try await participant.publish(
         videoTrack: participant.cameraTrack, options: VideoPublishOptions(preferredCodec: .vp8))
-      _ = try await frames.next("I420 frames encoded") { $0.format == .i420 && vp8.statistics.framesEncoded >= 5 }
+      try await Self.settle(frames, at: .i420, encodedBy: vp8)
       #expect(Self.summary(FrameConversion.running()) == ["camera: NV12→I420"])
       // It leaves: NV12 again, nothing converted.
       await participant.unpublish(publication: vp8)
@@ -110,6 +111,57 @@ import Testing
       try await capturer.stopCapture()
       await participant.unpublish(publication: h264)
       await room.disconnect()
+    }
+  }
+
+  /// A processor that needs NV12, and records the formats it is given.
+  final class NV12Processor: VideoProcessor {
+    let formats = Mutex<[PixelFormat]>([])
+    var pixelFormats: Set<PixelFormat>? { [.nv12] }
+    func process(pixelBuffer: PixelBuffer) -> PixelBuffer? {
+      formats.withLock { $0.append(pixelBuffer.format) }
+      return pixelBuffer
+    }
+  }
+
+  @Test func aProcessorThatNeedsNV12GetsItWhileVP8TakesI420() async throws {
+    try await TestCameras.with(["csi-camera-module"]) { devices in
+      let (room, participant, capturer) = try await TestCameras.sendingRoom(
+        to: FreePorts.rtp(), camera: devices[0], dimensions: .h720_169)
+      let track = participant.cameraTrack
+      let publication = try await participant.publish(
+        videoTrack: track, options: VideoPublishOptions(preferredCodec: .vp8))
+      let frames = FrameStream()
+      track.add(videoRenderer: frames)
+      try await capturer.startCapture()
+      _ = try await frames.next("I420 for VP8") { $0.format == .i420 && publication.statistics.framesEncoded >= 5 }
+      #expect(Self.summary(FrameConversion.running()) == ["camera: NV12→I420"])
+      // The processor joins while capturing: the capture gives it the camera's NV12, and the
+      // sender converts for VP8 (still one conversion before the encoder).
+      let processor = NV12Processor()
+      track.processor = processor
+      try await Self.settle(frames, at: .nv12, encodedBy: publication)
+      #expect(Self.summary(FrameConversion.running()) == ["vp8-sender: NV12→I420"])
+      #expect(processor.formats.withLock { $0.last } == .nv12)
+      // It leaves: the capture converts for VP8 again.
+      track.processor = nil
+      try await Self.settle(frames, at: .i420, encodedBy: publication)
+      #expect(Self.summary(FrameConversion.running()) == ["camera: NV12→I420"])
+      try await capturer.stopCapture()
+      await participant.unpublish(publication: publication)
+      await room.disconnect()
+    }
+  }
+
+  /// Waits for the capture to deliver `format`, then for `publication` to encode five frames
+  /// more: the sender has taken the new format (its pipeline renegotiated) by then.
+  static func settle(_ frames: FrameStream, at format: PixelFormat, encodedBy publication: LocalTrackPublication)
+    async throws
+  {
+    _ = try await frames.next("a frame in \(format)") { $0.format == format }
+    let encoded = publication.statistics.framesEncoded
+    _ = try await frames.next("five frames encoded after it") { _ in
+      publication.statistics.framesEncoded >= encoded + 5
     }
   }
 

@@ -32,8 +32,8 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     var zoom: (deviceID: String, value: Int)?
     /// Why the named camera was not the one opened at the last start.
     var deviceError: DeviceError?
-    /// The raw formats the track's sinks take as they come (``sinkFormats``).
-    var sinkFormats: Set<PixelFormat>?
+    /// What the track's processor and sinks take (``consumers``).
+    var consumers = FrameConsumers()
   }
 
   private let state: Mutex<State>
@@ -64,17 +64,17 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
   /// Which way the camera should face, as asked last.
   public var position: CameraPosition { state.withLock { $0.position } }
 
-  /// The raw formats the track's publications take as they come, nil when none says: the
-  /// capture delivers one of them (``CameraSession/deliveredFormat(for:sinks:)``), and changes
-  /// format while capturing when a publication comes or goes.
-  var sinkFormats: Set<PixelFormat>? {
-    get { state.withLock { $0.sinkFormats } }
+  /// What the track's processor needs and its publications take: the capture delivers it
+  /// (``CameraSession/deliveredFormat(for:consumers:)``), and changes format while capturing
+  /// when a processor is set or a publication comes or goes.
+  var consumers: FrameConsumers {
+    get { state.withLock { $0.consumers } }
     set {
       let session = state.withLock { state in
-        state.sinkFormats = newValue
+        state.consumers = newValue
         return state.session
       }
-      session?.follow(sinks: newValue)
+      session?.follow(newValue)
     }
   }
 
@@ -369,7 +369,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
         preferred: options.preferredFormat)
     else { throw DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) lists no usable format") }
     let session = try CameraSession(
-      device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored, sinks: sinkFormats,
+      device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored, consumers: consumers,
       onFrame: { [weak self] frame in self?.send(frame) },
       onFault: { [weak self] fault in
         guard let self else { return }
