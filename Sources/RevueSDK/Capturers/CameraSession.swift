@@ -4,9 +4,10 @@ import Synchronization
 
 /// One run of a camera: its capture pipeline,
 /// `device ! <chosen caps> ! [jpegdec | h264parse ! decoder] ! videoconvert ! [videoflip] ! [videorate] ! appsink`,
-/// delivering 4:2:0 frames (``deliveredFormat(for:)``) of exactly the chosen size on the streaming thread, each timed by its
-/// capture time on the system clock (its running time plus the pipeline's base time), so that
-/// the next session, after a switch or a restart, goes on from where this one left off.
+/// delivering 4:2:0 frames (``deliveredFormat(for:consumers:)``) of exactly the chosen size on
+/// the streaming thread, each timed by its capture time on the system clock (its running time
+/// plus the pipeline's base time), so that the next session, after a switch or a restart, goes
+/// on from where this one left off.
 final class CameraSession: Sendable {
   let device: CaptureDevice
   let choice: FormatChoice
@@ -129,9 +130,6 @@ final class CameraSession: Sendable {
       RevueLog.log(.warning, "CameraCapturer", "\(device.name): cannot deliver \(format): \(error)")
     }
   }
-
-  /// The format delivered now.
-  var deliveredFormat: PixelFormat { delivered.withLock { $0 } }
 
   /// The capture pipeline (read only).
   var capturePipeline: Pipeline { pipeline.pipeline }

@@ -130,7 +130,7 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
     get { processorBox.withLock { $0 } }
     set {
       processorBox.withLock { $0 = newValue }
-      followSinks()
+      followConsumers()
     }
   }
 
@@ -188,20 +188,20 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   func attach(_ sink: any MediaSink) {
     sinks.attach(sink)
     updateOffAir()
-    followSinks()
+    followConsumers()
   }
 
   /// Stops handing frames to `sink`.
   func detach(_ sink: any MediaSink) {
     sinks.detach(sink)
     updateOffAir()
-    followSinks()
+    followConsumers()
   }
 
   /// Tells a camera the formats its processor needs and the raw formats every sink's encoders
   /// take as they come, so that its capture delivers one of them (``CameraCapturer/consumers``):
   /// one conversion there, if any, shared by every sink, instead of one in each.
-  private func followSinks() {
+  private func followConsumers() {
     (capturer as? CameraCapturer)?.consumers = FrameConsumers(
       processor: processor?.pixelFormats, sinks: sinks.rawFormats)
   }
