@@ -111,7 +111,8 @@ struct BenchChild: Equatable {
   }
 
   /// Publishes a virtual camera (raw NV12, or MJPEG) to `port` until it has captured `frames`
-  /// frames, or pushes `frames` frames through a published buffer track; reports `encoded`.
+  /// frames, or pushes `frames` frames through a published buffer track; reports `encoded` and
+  /// `conversions` (``FrameConversion/running()`` at the end, while the pipelines still run).
   private func send() async throws {
     let stream = try BenchStream(parameters: parameters)
     let frames = try number("frames")
@@ -121,6 +122,7 @@ struct BenchChild: Equatable {
     room.localParticipant!.cameraTrack.add(videoRenderer: counter)
     try await capturer.startCapture()
     await counter.waitForAll()
+    let conversions = FrameConversion.running()
     let format = capturer.format
     try await capturer.stopCapture()
     let encoded = publication.statistics.framesEncoded
@@ -129,11 +131,13 @@ struct BenchChild: Equatable {
       throw RevueError(.invalidState, "the camera used \(format.map { "\($0)" } ?? "no format"), not MJPEG")
     }
     report("encoded=\(encoded)")
+    report("conversions=\(conversions.count)")
   }
 
   /// Publishes a buffer track to `port` and pushes it `frames` copies of the stream's test frame
-  /// in `format`, 30 a second; reports `encoded` and `copied` (bytes per encoded frame that reached
-  /// the encoder in other memory than the frame pushed, or than its conversion to NV12).
+  /// in `format`, 30 a second; reports `encoded`, `copied` (bytes per encoded frame that reached
+  /// the encoder in other memory than the frame pushed, or than its conversion to NV12) and
+  /// `conversions` (as ``send()``).
   private func sendPushed(_ stream: BenchStream, _ format: PixelFormat, frames: Int) async throws {
     let frame = try await Self.testFrame(format: format, width: stream.width, height: stream.height)
     // This run measures the copies: the publication counts them (off by default, it costs a lock a frame).
@@ -146,10 +150,12 @@ struct BenchChild: Equatable {
     try await capturer.startCapture()
     await Self.push(frame, times: frames, into: capturer)
     let statistics = publication.statistics
+    let conversions = FrameConversion.running()
     try await capturer.stopCapture()
     await room.disconnect()
     report("encoded=\(statistics.framesEncoded)")
     report("copied=\(Double(statistics.bytesCopiedToEncoder ?? 0) / Double(max(1, statistics.framesEncoded)))")
+    report("conversions=\(conversions.count)")
   }
 
   /// Pushes `frame` `times` times, 30 times a second, into `capturer`, from a thread of its own

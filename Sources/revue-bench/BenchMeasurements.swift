@@ -31,6 +31,8 @@ extension BenchCommand {
     case copied
     /// Bytes per frame that reached the encoder in other memory than the track's.
     case copiedToEncoder
+    /// `videoconvert` elements that convert (not in passthrough) from the source to the encoder.
+    case conversions
     /// Latency percentiles, ms.
     case p50, p95
     /// Frames sent that never came out of the decoder.
@@ -220,7 +222,43 @@ extension BenchCommand {
       }
       metrics[.copiedToEncoder] = copied
     }
+    if side == .revue {
+      guard let conversions = exit.results.last(where: { $0.key == "conversions" }).flatMap({ Double($0.value) })
+      else { throw failure(side, exit) }
+      metrics[.conversions] = conversions
+    } else {
+      metrics[.conversions] = Double(try await Self.conversions(of: stream))
+    }
     return metrics
+  }
+
+  /// The `videoconvert` elements of gst-launch's sender for `stream` that convert, counted in a
+  /// short run of its own (not the measured one): gst-launch's `-v` prints each pad's caps, and
+  /// one in passthrough has the same caps on both pads.
+  static func conversions(of stream: BenchStream) async throws -> Int {
+    let child = try ChildProcess.gstLaunch(
+      "\(stream.source(frames: 10)) ! \(stream.sendTail(port: 9))", verbose: true, output: .collect)
+    let exit = await child.wait(stoppingAfter: 10)
+    guard exit.succeeded else {
+      throw RevueError(.gstreamer, "gst-launch's conversion count failed: \(exit.error.suffix(600))")
+    }
+    return convertingElements(inVerboseOutput: exit.output)
+  }
+
+  /// How many `GstVideoConvert` elements `gst-launch-1.0 -v` output shows with other caps on
+  /// their source pad than on their sink pad (the last caps of each pad).
+  static func convertingElements(inVerboseOutput output: String) -> Int {
+    var caps: [String: [String: String]] = [:]  // element path → pad → caps
+    for line in output.split(separator: "\n") where line.contains("GstVideoConvert:") {
+      guard let padRange = line.range(of: ".GstPad:"), let capsRange = line.range(of: ": caps = ") else { continue }
+      let element = String(line[..<padRange.lowerBound])
+      let pad = String(line[padRange.upperBound..<capsRange.lowerBound])
+      caps[element, default: [:]][pad] = String(line[capsRange.upperBound...])
+    }
+    return caps.values.filter { pads in
+      guard let sink = pads["sink"], let source = pads["src"] else { return false }
+      return sink != source
+    }.count
   }
 
   /// Receiving: the same gst-launch sender (not measured) streams `frames` frames to the

@@ -33,6 +33,13 @@ extension BenchCommand {
       H.264 frame) at a UDP socket of the bench (127.0.0.1, a random high port), which neither side
       pays for. *Frames decoded* are frames at a Revue renderer, or buffers at gst-launch's
       `fakesink`.
+    - **Format conversions** (send rows) counts the `videoconvert` elements that convert, not
+      those in passthrough, between the source and the encoder: Revue's from
+      `FrameConversion.running()` (every SDK pipeline of the child, at the end of its run);
+      gst-launch's in a short run of its own with `-v`, an element whose source pad's caps differ
+      from its sink pad's. MJPEG reaches both encoders as `jpegdec`'s I420 and NV12 reaches H.264
+      as it comes: none; NV12 is converted to I420 once for VP8 (Revue's capture converts it, for
+      every publication of the track at once; gst-launch before its encoder).
     - **Sources**: *send* uses the virtual camera (`videotestsrc` in the camera's format: NV12 from
       the "csi-camera-module" profile, MJPEG from "usb-720p-webcam", decoded by `jpegdec`) through
       the camera capturer and `LocalParticipant.publish`; gst-launch runs `videotestsrc` with the same

@@ -18,6 +18,8 @@ extension BenchCommand {
     case equals(Double)
     /// Revue below this (growth, %).
     case below(Double)
+    /// Revue at most this (format conversions).
+    case atMost(Double)
   }
 
   /// One line of the report.
@@ -57,6 +59,9 @@ extension BenchCommand {
       case .below(let limit):
         guard let revue else { return "< \(format(limit)): not measured" }
         return "< \(format(limit)): \(revue < limit ? "met" : "MISSED")"
+      case .atMost(let limit):
+        guard let revue else { return "≤ \(format(limit)): not measured" }
+        return "≤ \(format(limit)): \(revue <= limit ? "met" : "MISSED")"
       }
     }
 
@@ -112,6 +117,14 @@ extension BenchCommand {
           scenario: title, measure: measure, revue: median(.revue, metric), gstLaunch: median(.gstLaunch, metric),
           unit: unit, digits: digits, target: target)
       }
+      /// The conversions row of a send: at most one between the source and the encoder, none
+      /// where the source's format is one the encoder takes (MJPEG's I420, NV12 to H.264).
+      func conversions(_ stream: BenchStream) -> ReportRow {
+        let none = stream.source == .mjpegCamera || (stream.codec == .h264 && stream.source != .pushedBGRA)
+        return row(
+          "format conversions", .conversions, "videoconvert elements converting (passthrough not counted)",
+          digits: 0, target: none ? .equals(0) : .atMost(1))
+      }
       let privateMemory = row(
         "peak private memory", .privateMemory, "MiB (heap, stacks, frames)", digits: 1, target: .ratioAtMost(1.05))
       var work = privateMemory
@@ -142,11 +155,13 @@ extension BenchCommand {
             "bytes copied to the encoder", .copiedToEncoder,
             stream.source == .pushedBGRA ? "bytes per frame (after the conversion to NV12)" : "bytes per frame",
             digits: 0, target: .equals(0)),
+          conversions(stream),
         ] + memory
-      case .send:
+      case .send(let stream):
         return [
           row("CPU per second of video", .cpu, "CPU s/s", digits: 3, target: .ratioAtMost(1.05)),
           row("frames per second kept", .fps, "fps on the wire", digits: 1, target: .ratioAtLeast(0.95)),
+          conversions(stream),
         ] + memory
       case .receive:
         return [

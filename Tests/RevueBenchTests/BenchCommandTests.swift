@@ -172,6 +172,24 @@ import Testing
     #expect(missed.contains("hostile ssrcFlood: the trial's process failed: boom"), "\(missed)")
   }
 
+  @Test(.tier(.unit)) func gstLaunchConversionsAreTheVideoconvertsWhoseCapsChange() {
+    let output = """
+      /GstPipeline:pipeline0/GstVideoConvert:videoconvert0.GstPad:src: caps = video/x-raw, format=(string)I420, width=(int)1280
+      /GstPipeline:pipeline0/GstVideoConvert:videoconvert0.GstPad:sink: caps = video/x-raw, format=(string)I420, width=(int)1280
+      /GstPipeline:pipeline0/GstVideoConvert:videoconvert1.GstPad:src: caps = video/x-raw, format=(string)I420, width=(int)1280
+      /GstPipeline:pipeline0/GstVideoConvert:videoconvert1.GstPad:sink: caps = video/x-raw, format=(string)NV12, width=(int)1280
+      /GstPipeline:pipeline0/GstCapsFilter:capsfilter0.GstPad:src: caps = video/x-raw, format=(string)I420, width=(int)1280
+      /GstPipeline:pipeline0/GstVP8Enc:vp8enc0.GstPad:sink: caps = video/x-raw, format=(string)NV12, width=(int)1280
+      """
+    #expect(BenchCommand.convertingElements(inVerboseOutput: output) == 1)
+    // Renegotiated to passthrough: the last caps of each pad count.
+    let renegotiated =
+      output
+      + "\n/GstPipeline:pipeline0/GstVideoConvert:videoconvert1.GstPad:sink: caps = video/x-raw, format=(string)I420, width=(int)1280"
+    #expect(BenchCommand.convertingElements(inVerboseOutput: renegotiated) == 0)
+    #expect(BenchCommand.convertingElements(inVerboseOutput: "") == 0)
+  }
+
   @Test(.tier(.pipeline)) func benchChildIsHiddenAndTakesItsArguments() throws {
     #expect(
       try BenchInvocation.parse(["--child", "send", "codec=vp8", "port=20000"])

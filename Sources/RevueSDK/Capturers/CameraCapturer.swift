@@ -32,6 +32,8 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
     var zoom: (deviceID: String, value: Int)?
     /// Why the named camera was not the one opened at the last start.
     var deviceError: DeviceError?
+    /// What the track's processor and sinks take (``consumers``).
+    var consumers = FrameConsumers()
   }
 
   private let state: Mutex<State>
@@ -61,6 +63,20 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
 
   /// Which way the camera should face, as asked last.
   public var position: CameraPosition { state.withLock { $0.position } }
+
+  /// What the track's processor needs and its publications take: the capture delivers it
+  /// (``CameraSession/deliveredFormat(for:consumers:)``), and changes format while capturing
+  /// when a processor is set or a publication comes or goes.
+  var consumers: FrameConsumers {
+    get { state.withLock { $0.consumers } }
+    set {
+      let session = state.withLock { state in
+        state.consumers = newValue
+        return state.session
+      }
+      session?.follow(newValue)
+    }
+  }
 
   /// The pipeline that captures: read it, do not change it (the SDK rebuilds it whenever the
   /// camera or the resolution changes). nil while stopped.
@@ -353,7 +369,7 @@ public final class CameraCapturer: VideoCapturer, @unchecked Sendable {
         preferred: options.preferredFormat)
     else { throw DeviceError(.videoSourceInitiationFailed, "the camera \(device.name) lists no usable format") }
     let session = try CameraSession(
-      device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored,
+      device: device, choice: choice, fps: options.fps, isMirrored: options.isMirrored, consumers: consumers,
       onFrame: { [weak self] frame in self?.send(frame) },
       onFault: { [weak self] fault in
         guard let self else { return }

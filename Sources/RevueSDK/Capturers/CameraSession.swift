@@ -4,29 +4,36 @@ import Synchronization
 
 /// One run of a camera: its capture pipeline,
 /// `device ! <chosen caps> ! [jpegdec | h264parse ! decoder] ! videoconvert ! [videoflip] ! [videorate] ! appsink`,
-/// delivering 4:2:0 frames of exactly the chosen size on the streaming thread, each timed by its
-/// capture time on the system clock (its running time plus the pipeline's base time), so that
-/// the next session, after a switch or a restart, goes on from where this one left off.
+/// delivering 4:2:0 frames (``deliveredFormat(for:consumers:)``) of exactly the chosen size on
+/// the streaming thread, each timed by its capture time on the system clock (its running time
+/// plus the pipeline's base time), so that the next session, after a switch or a restart, goes
+/// on from where this one left off.
 final class CameraSession: Sendable {
   let device: CaptureDevice
   let choice: FormatChoice
   private let pipeline: MediaPipeline
   private let progress = StartProgress()
   private let zoomCrop = PendingCrop()
+  /// The format delivered now (``deliveredFormat(for:consumers:)``).
+  private let delivered: Mutex<PixelFormat>
 
   /// Builds the pipeline (without starting it).
   /// - Parameters:
   ///   - fps: the rate sent; frames are repeated or dropped when the camera's differs.
+  ///   - consumers: what the track's processor and sinks take (``follow(_:)``).
   ///   - onFrame: called on the streaming thread for every frame.
   ///   - onFault: called on the posting thread for the error that stops the pipeline once it
   ///     runs (errors while it starts make ``start(timeout:)`` throw instead), and for warnings.
   /// - Throws: ``DeviceError`` when the device cannot be opened.
   init(
     device: CaptureDevice, choice: FormatChoice, fps: Int, isMirrored: Bool,
+    consumers: FrameConsumers = FrameConsumers(),
     onFrame: @escaping @Sendable (PixelBuffer) -> Void, onFault: @escaping @Sendable (MediaFault) -> Void
   ) throws(DeviceError) {
     self.device = device
     self.choice = choice
+    let format = Self.deliveredFormat(for: choice.format.encoding, consumers: consumers)
+    delivered = Mutex(format)
     let progress = self.progress
     pipeline = MediaPipeline(name: "camera") { fault in
       guard fault.severity == .error else { return onFault(fault) }
@@ -63,10 +70,7 @@ final class CameraSession: Sendable {
       try tail.element(named: "cameracaps")?.set("caps", choice.format.caps(frameRate: choice.cameraFrameRate))
       try tail.element(named: "ratecaps")?.set(
         "caps", try Caps("video/x-raw, framerate=\(CaptureFormat.fraction(Double(fps)))"))
-      try tail.element(named: "formatcaps")?.set(
-        "caps",
-        try Caps(
-          "video/x-raw, format={ I420, NV12 }, width=\(choice.dimensions.width), height=\(choice.dimensions.height)"))
+      try tail.element(named: "formatcaps")?.set("caps", try Self.formatCaps(format, choice.dimensions))
       let sink = try tail.element(named: "sink", as: AppSink.self)
       sink.setCallbacks(newSample: { [weak pipeline] sample in
         guard let pipeline, let frame = PixelBuffer.captured(sample, baseTime: pipeline.pipeline.baseTime) else {
@@ -77,6 +81,53 @@ final class CameraSession: Sendable {
       })
     } catch {
       throw DeviceError(.videoSourceInitiationFailed, "cannot build the capture pipeline for \(device.name): \(error)")
+    }
+  }
+
+  /// The 4:2:0 format the session delivers for a camera giving `encoding` to `consumers`, so
+  /// that a frame is converted at most once between the camera and any encoder
+  /// (``FrameConversion``), and that conversion, if any, is made here once for every sink:
+  /// - the format the processor needs, when it says (``VideoProcessor/pixelFormats``);
+  /// - the camera's own NV12 or I420 when every sink takes it (`videoconvert` in passthrough:
+  ///   H.264 to RTP from an NV12 camera converts nothing);
+  /// - else what the sinks all take: I420 for VP8 (`vp8enc` takes only I420), NV12 for hardware
+  ///   encoders; a decoder's output is I420 (`jpegdec` and `avdec_h264` give I420, whatever the
+  ///   JPEG's subsampling), another raw format (YUY2, GRAY8) is converted in one step;
+  /// - the camera's own format when the sinks take nothing in common (each converts itself).
+  static func deliveredFormat(for encoding: CaptureFormat.Encoding, consumers: FrameConsumers) -> PixelFormat {
+    let own: PixelFormat? =
+      switch encoding {
+      case .raw(.nv12): .nv12
+      case .raw(.i420): .i420
+      case .raw, .jpeg, .h264: nil
+      }
+    let allowed =
+      consumers.processor.map { $0.intersection([.i420, .nv12]) }.flatMap { $0.isEmpty ? nil : $0 }
+      ?? [.i420, .nv12]
+    let taken = consumers.sinks?.intersection(allowed) ?? []
+    if let own, allowed.contains(own), taken.isEmpty || taken.contains(own) { return own }
+    if !taken.isEmpty { return taken == [.nv12] ? .nv12 : .i420 }
+    return allowed.contains(.i420) ? .i420 : .nv12
+  }
+
+  /// The caps of the frames delivered: `format` at `size`.
+  private static func formatCaps(_ format: PixelFormat, _ size: Dimensions) throws(GStreamerError) -> Caps {
+    try Caps("video/x-raw, format=\(format.gstreamerName), width=\(size.width), height=\(size.height)")
+  }
+
+  /// Delivers the format for `consumers` from the next frame on
+  /// (``deliveredFormat(for:consumers:)``): the capture's conversion renegotiates while it runs.
+  func follow(_ consumers: FrameConsumers) {
+    let format = Self.deliveredFormat(for: choice.format.encoding, consumers: consumers)
+    let changed = delivered.withLock { delivered in
+      defer { delivered = format }
+      return delivered != format
+    }
+    guard changed else { return }
+    do {
+      try pipeline.pipeline.element(named: "formatcaps")?.set("caps", try Self.formatCaps(format, choice.dimensions))
+    } catch {
+      RevueLog.log(.warning, "CameraCapturer", "\(device.name): cannot deliver \(format): \(error)")
     }
   }
 
@@ -169,4 +220,14 @@ private final class StartProgress: Sendable {
     if first { started.signal() }
     return first
   }
+}
+
+/// What a camera track's frames go to, for the format its capture delivers
+/// (``CameraSession/deliveredFormat(for:consumers:)``).
+struct FrameConsumers: Sendable, Hashable {
+  /// The formats the track's processor needs (``VideoProcessor/pixelFormats``); nil for any.
+  var processor: Set<PixelFormat>?
+  /// The raw formats every sink's encoders take as they come (``MediaSink/rawFormats``); nil
+  /// when none says.
+  var sinks: Set<PixelFormat>?
 }

@@ -4,6 +4,16 @@ public protocol VideoProcessor: AnyObject, Sendable {
   /// the frame). Return the frame to use (the same one or a new one), or nil to drop it.
   /// A slow processor lowers the frame rate.
   func process(pixelBuffer: PixelBuffer) -> PixelBuffer?
+
+  /// The 4:2:0 formats the processor takes (`.nv12`, `.i420`); nil (the default) for either. A
+  /// camera track delivers one of them, changing format while capturing when the processor is
+  /// set; frames a buffer track is given come as they were pushed.
+  var pixelFormats: Set<PixelFormat>? { get }
+}
+
+extension VideoProcessor {
+  /// Either 4:2:0 format: NV12 or I420, whichever the camera and the encoders make cheapest.
+  public var pixelFormats: Set<PixelFormat>? { nil }
 }
 
 /// Receives the frames of a video track.

@@ -17,6 +17,16 @@ protocol MediaSink: AnyObject, Sendable {
   /// Learns whether receivers should see the track as muted (muted, or its camera off), at
   /// attach and at every change.
   func signal(muted: Bool)
+
+  /// The raw formats its encoders take as they come (no conversion); nil when it takes any or
+  /// does not say. A camera track's capture delivers one of them when it can (issue 29: a frame
+  /// converted at most once, shared by every sink).
+  var rawFormats: Set<PixelFormat>? { get }
+}
+
+extension MediaSink {
+  /// Not said: any format.
+  var rawFormats: Set<PixelFormat>? { nil }
 }
 
 /// The sinks of one local track, in the order they were attached.
@@ -42,6 +52,13 @@ final class MediaSinks: Sendable {
   /// Hands a buffer to every sink (see ``MediaSink/send(_:caps:capturedAt:)``).
   func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
     for sink in all { sink.send(buffer, caps: caps, capturedAt: captured) }
+  }
+
+  /// The raw formats every sink that says takes (``MediaSink/rawFormats``), nil when none says.
+  var rawFormats: Set<PixelFormat>? {
+    let said = all.compactMap(\.rawFormats)
+    guard let first = said.first else { return nil }
+    return said.dropFirst().reduce(first) { $0.intersection($1) }
   }
 
   /// Tells every sink whether the track is muted.

@@ -83,6 +83,7 @@ final class MediaPipeline: Sendable {
   private init(_ pipeline: Pipeline, onFault: @escaping @Sendable (MediaFault) -> Void) {
     self.pipeline = pipeline
     pipeline.use(clock: .system)
+    Self.live.withLock { $0[ObjectIdentifier(pipeline)] = WeakPipeline(pipeline: pipeline) }
     let failure = self.failure
     // The handler holds the pipeline weakly: the bus lives as long as the pipeline.
     pipeline.bus.addSyncHandler { [weak pipeline] message in
@@ -100,7 +101,17 @@ final class MediaPipeline: Sendable {
     }
   }
 
-  deinit { pipeline.stop() }
+  deinit {
+    pipeline.stop()
+    _ = Self.live.withLock { $0.removeValue(forKey: ObjectIdentifier(pipeline)) }
+  }
+
+  /// Every pipeline the SDK runs in this process now, held weakly: what
+  /// ``FrameConversion/running()`` looks into.
+  private static let live = Mutex<[ObjectIdentifier: WeakPipeline]>([:])
+
+  /// The pipelines the SDK runs in this process now.
+  static var all: [Pipeline] { live.withLock { $0.values.compactMap(\.pipeline) } }
 
   /// Where pipelines that failed are stopped.
   private static let teardown = DispatchQueue(label: "revue.pipeline.teardown")
@@ -122,6 +133,12 @@ final class MediaPipeline: Sendable {
 
   /// Stops the pipeline (state NULL), releasing its devices and sockets.
   func stop() { pipeline.stop() }
+}
+
+/// A pipeline held weakly, for ``MediaPipeline/all``.
+private struct WeakPipeline: @unchecked Sendable {
+  // Safety: only read and written under the registry's mutex; Pipeline is Sendable.
+  weak var pipeline: Pipeline?
 }
 
 extension Buffer {

@@ -128,7 +128,10 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   /// Changes each frame before it is shown and sent; settable at any time, from any thread.
   public var processor: (any VideoProcessor)? {
     get { processorBox.withLock { $0 } }
-    set { processorBox.withLock { $0 = newValue } }
+    set {
+      processorBox.withLock { $0 = newValue }
+      followConsumers()
+    }
   }
 
   /// The picture renderers and receivers get instead of frames while the track is muted or the
@@ -185,11 +188,21 @@ public final class LocalVideoTrack: VideoTrack, VideoFrameSink, @unchecked Senda
   func attach(_ sink: any MediaSink) {
     sinks.attach(sink)
     updateOffAir()
+    followConsumers()
   }
 
   /// Stops handing frames to `sink`.
   func detach(_ sink: any MediaSink) {
     sinks.detach(sink)
     updateOffAir()
+    followConsumers()
+  }
+
+  /// Tells a camera the formats its processor needs and the raw formats every sink's encoders
+  /// take as they come, so that its capture delivers one of them (``CameraCapturer/consumers``):
+  /// one conversion there, if any, shared by every sink, instead of one in each.
+  private func followConsumers() {
+    (capturer as? CameraCapturer)?.consumers = FrameConsumers(
+      processor: processor?.pixelFormats, sinks: sinks.rawFormats)
   }
 }

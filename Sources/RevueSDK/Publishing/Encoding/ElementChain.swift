@@ -117,6 +117,27 @@ struct ElementChain: Sendable, ExpressibleByArrayLiteral {
     return bin
   }
 
+  /// The raw formats the chain takes without converting them: the formats of the caps after its
+  /// first `videoconvert` (an encoder chain's input, ``VideoEncoder/rawFormats``); nil for a
+  /// chain with no conversion (audio).
+  var rawFormats: Set<PixelFormat>? {
+    guard let convert = elements.firstIndex(where: { $0.factory == "videoconvert" }),
+      let filter = elements[(convert + 1)...].first(where: { $0.factory == "capsfilter" }),
+      case .caps(let caps)? = filter.properties.first(where: { $0.name == "caps" })?.value, caps.count > 0,
+      let field = caps.structure(at: 0)["format"]
+    else { return nil }
+    let names: [Value] =
+      switch field {
+      case .list(let values): values
+      default: [field]
+      }
+    return Set(
+      names.compactMap { name in
+        guard case .string(let name) = name else { return nil }
+        return PixelFormat(gstreamerName: name)
+      })
+  }
+
   /// The chain in gst-launch syntax (see ``ElementRecipe/launchDescription``).
   var launchDescription: String { elements.map(\.launchDescription).joined(separator: " ! ") }
 }

@@ -19,7 +19,8 @@ extension MediaPipeline {
 
   /// Adds a track's media: `feed`'s source (``SourceFeed/source(named:audio:)``) and one branch
   /// per chain, each a bin with its name; returns the branches, in order. The feed feeds the
-  /// source from now on (it drops what comes before the pipeline plays).
+  /// source from now on (it drops what comes before the pipeline plays), and knows the raw
+  /// formats every branch's encoder takes as they come (``ElementChain/rawFormats``).
   /// - Throws: ``GStreamerError`` naming the element that is missing, refused a setting, or
   ///   could not be linked.
   func addMedia(
@@ -42,6 +43,8 @@ extension MediaPipeline {
       try split.link(bin)
       bins.append(bin)
     }
+    let formats = branches.compactMap(\.chain.rawFormats)
+    feed.rawFormats = formats.first.map { first in formats.dropFirst().reduce(first) { $0.intersection($1) } }
     feed.attach(appsrc)
     return bins
   }

@@ -35,6 +35,7 @@ final class SourceFeed: MediaSink {
     var framesSent = 0
   }
   private let state = Mutex(State())
+  private let formats = Mutex<Set<PixelFormat>?>(nil)
   /// The frame rate given to video caps that have none (`0/1`, as pushed frames do).
   private let frameRate: Int?
 
@@ -58,6 +59,13 @@ final class SourceFeed: MediaSink {
   /// (`do-timestamp=false`): the feed does.
   func attach(_ source: AppSrc?) {
     state.withLock { $0 = State(source: source, framesSent: $0.framesSent) }
+  }
+
+  /// The raw formats the encoders after the source take as they come, set by
+  /// ``MediaPipeline/addMedia(from:source:branches:)``; nil when not known (any).
+  var rawFormats: Set<PixelFormat>? {
+    get { formats.withLock { $0 } }
+    set { formats.withLock { $0 = newValue } }
   }
 
   /// The source fed now, if any.

@@ -478,6 +478,9 @@ final class RTPSender: MediaSink {
       ["cname": LocalTrackPublication.cname, "note": muted ? mutedNote : unmutedNote])
   }
 
+  /// The raw formats its encoders take as they come (its feed's).
+  var rawFormats: Set<PixelFormat>? { feed.rawFormats }
+
   /// Says from the next regular report on (within about a second: reports go four times a
   /// second at most) whether the track is muted or its camera off.
   func signal(muted: Bool) {
