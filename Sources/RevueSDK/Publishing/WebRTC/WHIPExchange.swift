@@ -1,9 +1,4 @@
 import Foundation
-import Synchronization
-
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
 
 /// The HTTP side of WHIP (RFC 9725), and of WHEP, whose exchange is the same with the offer
 /// coming from the viewer.
@@ -30,32 +25,26 @@ enum WHIPExchange {
   static func post(
     offer: String, to endpoint: URL, token: String?, timeout: Duration, server: String = "WHIP endpoint"
   ) async throws(RevueError) -> (answer: String, resource: URL, links: [String: URL]) {
-    var request = URLRequest(url: endpoint, timeoutInterval: Double(timeout.components.seconds) + 1)
-    request.httpMethod = "POST"
-    request.setValue("application/sdp", forHTTPHeaderField: "Content-Type")
-    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-    request.httpBody = Data(offer.utf8)
+    let request = HTTPClient.Request(
+      method: "POST", url: endpoint, body: Data(offer.utf8), contentType: "application/sdp", token: token)
     let shown = WHIPPublication.redacted(endpoint)
-    let (body, response) = try await send(request, "POST the offer to \(shown)", within: timeout)
-    let text = String(decoding: body, as: UTF8.self)
+    let response = try await send(request, "POST the offer to \(shown)", within: timeout)
+    let text = String(decoding: response.body, as: UTF8.self)
     // What the endpoint said, on one line, without the token should it echo it.
     var quoted = text.prefix(200).split(whereSeparator: \.isNewline).joined(separator: " ")
     if let token, !token.isEmpty { quoted = quoted.replacingOccurrences(of: token, with: "…") }
-    guard response.statusCode == 201 else {
-      throw RevueError(
-        .network,
-        "the \(server) \(shown) answered \(response.statusCode)"
-          + " \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)): \(quoted)")
+    guard response.status == 201 else {
+      throw RevueError(.network, "the \(server) \(shown) answered \(response.status) \(response.reason): \(quoted)")
     }
     guard text.hasPrefix("v=0") else {
       throw RevueError(.network, "the \(server) \(shown) answered 201 without an SDP answer: \(quoted)")
     }
-    guard let location = response.value(forHTTPHeaderField: "Location"),
+    guard let location = response.value("Location"),
       let resource = URL(string: location, relativeTo: endpoint)?.absoluteURL
     else {
       throw RevueError(.network, "the \(server) \(shown) answered 201 without a Location")
     }
-    return (text, resource, links(in: response.value(forHTTPHeaderField: "Link") ?? "", relativeTo: endpoint))
+    return (text, resource, links(in: response.value("Link") ?? "", relativeTo: endpoint))
   }
 
   /// The links of a `Link` header's value (RFC 8288; several fields come joined by commas):
@@ -92,14 +81,10 @@ enum WHIPExchange {
   static func request(
     _ method: String, _ url: URL, body: Data? = nil, contentType: String? = nil, token: String?, timeout: Duration
   ) async throws(RevueError) -> (status: Int, body: Data, location: URL?) {
-    var request = URLRequest(url: url, timeoutInterval: Double(timeout.components.seconds) + 1)
-    request.httpMethod = method
-    if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-    request.httpBody = body
-    let (reply, response) = try await send(request, "\(method) \(WHIPPublication.redacted(url))", within: timeout)
-    let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: url) }
-    return (response.statusCode, reply, location?.absoluteURL)
+    let request = HTTPClient.Request(method: method, url: url, body: body, contentType: contentType, token: token)
+    let response = try await send(request, "\(method) \(WHIPPublication.redacted(url))", within: timeout)
+    let location = response.value("Location").flatMap { URL(string: $0, relativeTo: url) }
+    return (response.status, response.body, location?.absoluteURL)
   }
 
   /// Refuses to send `token` over plain `http://` to another machine: only `https://`, or
@@ -137,14 +122,12 @@ enum WHIPExchange {
   /// DELETEs the session at `resource`; a failure is logged under `category` (the endpoint ends
   /// it on its own when the connection goes).
   static func delete(_ resource: URL, token: String?, category: String = "WHIP") async {
-    var request = URLRequest(url: resource, timeoutInterval: 5)
-    request.httpMethod = "DELETE"
-    if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+    let request = HTTPClient.Request(method: "DELETE", url: resource, token: token)
     let shown = WHIPPublication.redacted(resource)
     do {
-      let (_, response) = try await send(request, "DELETE \(shown)", within: .seconds(5))
-      if !(200..<300).contains(response.statusCode) {
-        RevueLog.log(.warning, category, "DELETE \(shown) answered \(response.statusCode)")
+      let response = try await send(request, "DELETE \(shown)", within: .seconds(5))
+      if !(200..<300).contains(response.status) {
+        RevueLog.log(.warning, category, "DELETE \(shown) answered \(response.status)")
       }
     } catch {
       RevueLog.log(.warning, category, "\(error)")
@@ -154,126 +137,17 @@ enum WHIPExchange {
   /// The most a reply's body may hold: an SDP answer is a few KiB.
   static let maxBody = 256 * 1024
 
-  /// Sends `request` and returns the reply, its body whole, within `deadline` in all (the
-  /// request's own timeout is only the longest wait for the next bytes); nothing goes on after.
+  /// Sends `request` and returns the reply, its body whole, within `deadline` in all; nothing
+  /// goes on after (``HTTPClient``).
   /// - Throws: ``RevueError`` (`.network`) saying `cannot <what>`: no reply, no complete reply
-  ///   within `deadline`, or a body over ``maxBody``.
-  private static func send(_ request: URLRequest, _ what: String, within deadline: Duration) async throws(RevueError)
-    -> (Data, HTTPURLResponse)
+  ///   within `deadline`, a body over ``maxBody``, an untrusted certificate.
+  private static func send(_ request: HTTPClient.Request, _ what: String, within deadline: Duration)
+    async throws(RevueError) -> HTTPClient.Response
   {
-    let transfer = Transfer(limit: maxBody)
-    let session = URLSession(configuration: .ephemeral, delegate: transfer, delegateQueue: nil)
-    let task = session.dataTask(with: request)
-    let timer = Task {
-      try await Task.sleep(for: deadline)
-      transfer.finish(.failure("no complete reply within \(deadline)"))
-    }
-    let result = await transfer.result { task.resume() }
-    timer.cancel()
-    // Cancelling waits for the session's work queue, which a server that floods its reply keeps
-    // busy reading (0.1-7 s measured, the longer under load): it is done on a thread of its own,
-    // never on the caller's (a thread of Swift's small cooperative pool), which has its answer now.
-    Thread.detachNewThread {
-      task.cancel()
-      session.invalidateAndCancel()
-    }
-    switch result {
-    case .success(let reply): return reply
-    case .failure(let reason): throw RevueError(.network, "cannot \(what): \(reason.text)")
-    }
-  }
-
-  /// One request's reply, gathered by its session's delegate up to a size, and its end: the
-  /// first of the reply, a failure, or the deadline.
-  private final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safety (@unchecked): NSObject is not Sendable; the state is under the lock.
-    struct Failure: Error, ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
-      var text: String
-      init(stringLiteral text: String) { self.text = text }
-      init(_ text: String) { self.text = text }
-    }
-
-    private struct State {
-      var body = Data()
-      var response: HTTPURLResponse?
-      var outcome: Result<(Data, HTTPURLResponse), Failure>?
-      var waiter: CheckedContinuation<Result<(Data, HTTPURLResponse), Failure>, Never>?
-    }
-
-    private let state = Mutex(State())
-    private let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Runs `start` and waits for the outcome.
-    func result(_ start: () -> Void) async -> Result<(Data, HTTPURLResponse), Failure> {
-      await withCheckedContinuation { continuation in
-        let ready = state.withLock { state in
-          if state.outcome == nil { state.waiter = continuation }
-          return state.outcome
-        }
-        if let ready { continuation.resume(returning: ready) } else { start() }
-      }
-    }
-
-    /// Settles the outcome, once.
-    func finish(_ outcome: Result<(Data, HTTPURLResponse), Failure>) {
-      let waiter = state.withLock { state -> CheckedContinuation<Result<(Data, HTTPURLResponse), Failure>, Never>? in
-        guard state.outcome == nil else { return nil }
-        state.outcome = outcome
-        defer { state.waiter = nil }
-        return state.waiter
-      }
-      waiter?.resume(returning: outcome)
-    }
-
-    private var tooBig: Failure { Failure("the reply is over \(limit / 1024) KiB (an SDP answer is a few KiB)") }
-
-    func urlSession(
-      _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-      completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
-      guard response.expectedContentLength <= Int64(limit) else {
-        finish(.failure(tooBig))
-        return completionHandler(.cancel)
-      }
-      state.withLock { $0.response = response as? HTTPURLResponse }
-      completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-      // Once settled, the rest is dropped: the waiter cancels the task, and libcurl reads on
-      // until the cancel comes through (cancelling from here, the delegate queue, held it up).
-      let over = state.withLock { state in
-        guard state.outcome == nil else { return false }
-        state.body.append(data.prefix(limit + 1 - state.body.count))
-        return state.body.count > limit
-      }
-      if over { finish(.failure(tooBig)) }
-    }
-
-    /// A redirect to another origin goes without the token, as fetch drops `Authorization`
-    /// there (and as the session's DELETE goes).
-    func urlSession(
-      _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-      newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-    ) {
-      var next = request
-      if let from = task.originalRequest?.url, let to = request.url,
-        WHIPExchange.origin(of: from) != WHIPExchange.origin(of: to)
-      {
-        next.setValue(nil, forHTTPHeaderField: "Authorization")
-      }
-      completionHandler(next)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-      let (body, response) = state.withLock { ($0.body, $0.response ?? task.response as? HTTPURLResponse) }
-      if let response, error == nil {
-        finish(.success((body, response)))
-      } else {
-        finish(.failure(Failure(error.map { $0.localizedDescription } ?? "no HTTP response")))
-      }
+    do {
+      return try await HTTPClient.send(request, maxBody: maxBody, within: deadline)
+    } catch {
+      throw RevueError(.network, "cannot \(what): \(error)")
     }
   }
 }
