@@ -96,6 +96,17 @@ import Testing
     await server.stop()
   }
 
+  /// A chunk that announces 2^63-1 bytes is refused as over the limit (its size added to what
+  /// came would overflow), in one line.
+  @Test func aChunkOfAHugeSizeIsRefused() async throws {
+    let (server, url) = try await WHIPEndpoint.hostile("bigchunk")
+    let endpoint = try WHIPExchange.httpURL(url, scheme: "whip") { "not a WHIP URL" }
+    await #expect {
+      try await WHIPExchange.post(offer: "v=0\r\n", to: endpoint, token: nil, timeout: .seconds(5))
+    } throws: { "\($0)".contains("the reply is over 256 KiB") }
+    await server.stop()
+  }
+
   /// Over https, a certificate of an authority the client was not told of is refused in one line
   /// naming the host and how to trust it; told of it, the exchange goes through (aiortc's
   /// endpoint refuses an offer that is not SDP: a whole exchange without a WebRTC session).

@@ -317,7 +317,8 @@ enum HTTPClient {
           while try !self.line().isEmpty {}
           return Data(body)
         }
-        guard body.count + count <= maxBody else { throw tooBig }
+        // (Not `body.count + count`: a size of 7fffffffffffffff would overflow it.)
+        guard count <= maxBody - body.count else { throw tooBig }
         while buffer.count < count + 2 {
           guard try fill() else { throw .reply("the connection closed mid-reply") }
         }

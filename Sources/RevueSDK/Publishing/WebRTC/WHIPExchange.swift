@@ -32,9 +32,13 @@ enum WHIPExchange {
     let text = String(decoding: response.body, as: UTF8.self)
     // What the endpoint said, on one line, without the token should it echo it.
     var quoted = text.prefix(200).split(whereSeparator: \.isNewline).joined(separator: " ")
-    if let token, !token.isEmpty { quoted = quoted.replacingOccurrences(of: token, with: "…") }
+    var reason = response.reason.isEmpty ? "" : " " + response.reason
+    if let token, !token.isEmpty {
+      quoted = quoted.replacingOccurrences(of: token, with: "…")
+      reason = reason.replacingOccurrences(of: token, with: "…")
+    }
     guard response.status == 201 else {
-      throw RevueError(.network, "the \(server) \(shown) answered \(response.status) \(response.reason): \(quoted)")
+      throw RevueError(.network, "the \(server) \(shown) answered \(response.status)\(reason): \(quoted)")
     }
     guard text.hasPrefix("v=0") else {
       throw RevueError(.network, "the \(server) \(shown) answered 201 without an SDP answer: \(quoted)")
