@@ -58,6 +58,10 @@ packages=(
   libx11-dev
   # A Wayland compositor (headless) for the test of a video view on Wayland.
   weston
+  # TLS for WHIP and WHEP over https (GIO's gnutls module, loaded only for an https connection),
+  # and openssl, which makes the tests' certificate of a private authority.
+  glib-networking
+  openssl
   # `ss`: the tests wait until the process has closed its connections to a display before they
   # stop its X server.
   iproute2

@@ -14,6 +14,10 @@ MODE:
   record    answers any request `404`, printing `METHOD PATH authorization=yes|no` (whether an
             Authorization header came).
   redirect  answers any request `307 Temporary Redirect` to URL, printing as `record` does.
+  chunked   answers any request `201 Created` with an SDP in three chunks (Transfer-Encoding: chunked,
+            a chunk extension and a trailer field), a Location and two Link fields.
+  bigchunk  answers any request `201 Created`, chunked, a chunk of 5 bytes then one that announces
+            2^63-1 bytes, and a few of them.
 
 Prints `listening PORT` once it serves. One thread per connection; python3's standard library only.
 """
@@ -91,6 +95,24 @@ def serve(connection, mode, url):
         elif mode == "record":
             say(said)
             connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        elif mode == "chunked":
+            say(said)
+            connection.sendall(
+                b"HTTP/1.1 201 Created\r\nContent-Type: application/sdp\r\nLocation: /resource/chunked\r\n"
+                b'Link: <stun:stun.example.org>; rel="ice-server"\r\n'
+                b'Link: </resource/chunked/layer>; rel="urn:ietf:params:whep:ext:core:layer"\r\n'
+                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                b"5\r\nv=0\r\n\r\n"
+                b"B;note=x\r\no=- 1 1 IN \r\n"
+                b"f\r\nIP4 127.0.0.1\r\n\r\n"
+                b"0\r\nX-Trailer: yes\r\n\r\n"
+            )
+        elif mode == "bigchunk":
+            say(said)
+            connection.sendall(
+                b"HTTP/1.1 201 Created\r\nContent-Type: application/sdp\r\nLocation: /resource/bigchunk\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n5\r\nv=0\r\n\r\n7fffffffffffffff\r\naaaa"
+            )
         elif mode == "redirect":
             say(said)
             connection.sendall(

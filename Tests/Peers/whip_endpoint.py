@@ -8,7 +8,7 @@ between two decoded frames so far, in milliseconds (a freeze).
 
     whip_endpoint.py PORT [--token T] [--status CODE] [--malformed-answer] [--unreachable]
                           [--close-after-30-frames] [--location-origin ORIGIN] [--drop-percent P]
-                          [--address A] [--fps] [--sync]
+                          [--address A] [--fps] [--sync] [--tls CERTIFICATE KEY]
 
 --token: a POST without `Authorization: Bearer T` gets 401. --status: every POST gets CODE.
 --malformed-answer: 201 with a body that is no SDP. --unreachable: a real answer whose ICE
@@ -30,9 +30,11 @@ whose mean luma jumps above 200, `beep T` for the first loud audio sample after 
 The time is the frame's or sample's RTP timestamp mapped through the latest RTCP sender report
 of its stream, as a receiver that lines streams up by them does (onsets before a stream's first
 report are not printed).
+--tls: serves https with the PEM CERTIFICATE and its KEY.
 Prints `listening PORT` once it serves. Debian's python3-aiortc (1.4) and python3-aiohttp.
 """
 import argparse
+import ssl
 import asyncio
 import re
 import sys
@@ -218,6 +220,7 @@ def main():
     parser.add_argument("--address", default="127.0.0.1")
     parser.add_argument("--fps", action="store_true")
     parser.add_argument("--sync", action="store_true")
+    parser.add_argument("--tls", nargs=2, metavar=("CERTIFICATE", "KEY"))
     options = parser.parse_args()
     if options.drop_percent:
         lose(options.drop_percent)
@@ -300,7 +303,11 @@ def main():
         app.router.add_delete("/resource/{session}", delete)
         runner = web.AppRunner(app)
         await runner.setup()
-        await web.TCPSite(runner, options.address, options.port).start()
+        context = None
+        if options.tls:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(*options.tls)
+        await web.TCPSite(runner, options.address, options.port, ssl_context=context).start()
         say(f"listening {options.port}")
         await asyncio.Event().wait()
 

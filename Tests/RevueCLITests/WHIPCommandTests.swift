@@ -25,6 +25,31 @@ import Testing
     await endpoint.stop()
   }
 
+  /// Issue 29: an https endpoint whose certificate comes from a private authority is refused in
+  /// one line naming the host, and published to once `REVUE_TLS_CA_FILE` names the authority
+  /// (the POST and the DELETE over TLS).
+  @Test func streamPublishesOverHTTPSToAnAuthorityGivenInTheEnvironment() async throws {
+    let certificate = try await TestCertificate.make()
+    defer { certificate.remove() }
+    let (endpoint, url) = try await WHIPEndpoint.start(certificate: certificate)
+    let arguments = [
+      "stream", "--virtual-camera", "usb-1080p-webcam", "--size", "640x480", "--whip", url.absoluteString,
+      "--duration", "3",
+    ]
+    let refused = try await ChildProcess.run(RevueExecutableTests.executable, arguments, within: 30)
+    #expect(refused.status != 0, "\(refused.error)")
+    #expect(
+      refused.error.contains("the TLS certificate of 127.0.0.1 is not trusted")
+        && refused.error.contains("REVUE_TLS_CA_FILE"), "\(refused.error)")
+    let node = try ChildProcess(
+      RevueExecutableTests.executable, arguments, environment: ["REVUE_TLS_CA_FILE": certificate.certificate.path])
+    try await endpoint.waitForOutput(containing: "frames 30", within: 30)
+    let exit = try await node.exit(within: 30)
+    #expect(exit.status == 0, "\(exit.error)")
+    try await endpoint.waitForOutput(containing: "deleted session", within: 10)
+    await endpoint.stop()
+  }
+
   /// Issue 25: the endpoint killed mid-stream (no duration given) ends the node within 5 s and
   /// a little, non-zero, its last line saying why.
   @Test func streamExitsWhenTheEndpointDies() async throws {

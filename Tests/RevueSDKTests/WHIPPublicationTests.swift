@@ -236,9 +236,9 @@ import Testing
       }
       #expect(ContinuousClock.now - started < .seconds(5))
       #expect(track.renderers.all.isEmpty, "the failed publication still holds the track")
-      // The transfer ends in the background once URLSession's work queue takes the cancel:
-      // seconds after while the server floods it (over 15 s once under ASan, and once beside
-      // the other tests in parallel). The deadline only says that it ends.
+      // The transfer ends when the client closes its connection, at the limit or the deadline
+      // (within a second since issue 29's own client; seconds with URLSession, whose libcurl
+      // read on until the cancel came through). The deadline only says that it ends.
       let said = try await server.waitForOutput(
         containing: "\(mode) ended after", within: 30 * TestEnvironment.timingAllowance)
       print("\(mode): \(said.split(separator: "\n").last ?? "")")

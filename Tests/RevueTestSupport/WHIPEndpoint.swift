@@ -10,11 +10,14 @@ public enum WHIPEndpoint {
   /// Starts the endpoint with `options` (`--token T`, `--status CODE`, `--malformed-answer`,
   /// `--unreachable`, `--close-after-30-frames`, `--location-origin ORIGIN`, `--fps`…) on a free
   /// port of 127.0.0.1, or of `namespace`'s address when given (run inside it), within 20 s;
-  /// returns it and the URL to publish to.
-  public static func start(_ options: [String] = [], in namespace: NetworkNamespace? = nil) async throws -> (
-    endpoint: ChildProcess, url: URL
-  ) {
-    try await run("whip_endpoint.py", options, path: "/whip/camera", in: namespace)
+  /// returns it and the URL to publish to. With `certificate`, it serves https (`whip+https://`).
+  public static func start(
+    _ options: [String] = [], in namespace: NetworkNamespace? = nil, certificate: TestCertificate? = nil
+  ) async throws -> (endpoint: ChildProcess, url: URL) {
+    let tls = certificate.map { ["--tls", $0.certificate.path, $0.key.path] } ?? []
+    return try await run(
+      "whip_endpoint.py", options + tls, path: "/whip/camera", in: namespace,
+      scheme: certificate == nil ? "whip+http" : "whip+https")
   }
 
   /// Starts the WHIP front end of `janus`'s VideoRoom (Janus started with the `videoroom`
@@ -47,7 +50,8 @@ public enum WHIPEndpoint {
   }
 
   private static func run(
-    _ script: String, _ arguments: [String], path: String, in namespace: NetworkNamespace? = nil
+    _ script: String, _ arguments: [String], path: String, in namespace: NetworkNamespace? = nil,
+    scheme: String = "whip+http"
   ) async throws -> (ChildProcess, URL) {
     let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("../Peers/\(script)").standardized
@@ -58,6 +62,6 @@ public enum WHIPEndpoint {
       namespace?.command(command) ?? (URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
     let endpoint = try ChildProcess(program, programArguments)
     try await endpoint.waitForOutput(containing: "listening", within: 20)
-    return (endpoint, URL(string: "whip+http://\(namespace?.address ?? "127.0.0.1"):\(port)\(path)")!)
+    return (endpoint, URL(string: "\(scheme)://\(namespace?.address ?? "127.0.0.1"):\(port)\(path)")!)
   }
 }
