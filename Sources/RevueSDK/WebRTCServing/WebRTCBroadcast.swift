@@ -101,6 +101,8 @@ public final class WebRTCBroadcast: Sendable {
     var stopped = false
     /// The number of viewers ``viewerChanges`` last told.
     var told = 0
+    /// Sinks of the encoded media beside the viewers' (a recording), which keep the encoder fed.
+    var recorders = 0
   }
 
   /// Serves `track` (and `audio`) to WebRTC viewers at `http://address:port/path/whep`.
@@ -374,11 +376,42 @@ public final class WebRTCBroadcast: Sendable {
     let (watched, changed): (Bool, Int?) = shared.withLock { state in
       let count = state.viewers.count
       defer { state.told = count }
-      return (!state.stopped && (state.connecting > 0 || count > 0), state.told == count ? nil : count)
+      return (
+        !state.stopped && (state.connecting > 0 || count > 0 || state.recorders > 0), state.told == count ? nil : count
+      )
     }
     encoder.feed(watched)
     if let changed { viewerCounts.send(changed) }
   }
+
+  // MARK: - Encoded outputs
+
+  /// Hands the full-size layer's encoded frames to `video`, and the encoded audio (Opus, when
+  /// the broadcast has audio) to `audio`, each with its capture time, from now on; the
+  /// encoders run while they are attached, whether anyone watches or not. A recording of what
+  /// is served takes them this way: the camera is encoded once.
+  func addEncodedOutputs(video: any MediaSink, audio: (any MediaSink)?) {
+    encoder.video[0].add(video)
+    if let audio { encoder.audio.add(audio) }
+    shared.withLock { $0.recorders += 1 }
+    updateWatched()
+  }
+
+  /// Stops handing the encoded media to `video` and `audio` (as given to
+  /// ``addEncodedOutputs(video:audio:)``).
+  func removeEncodedOutputs(video: any MediaSink, audio: (any MediaSink)?) {
+    encoder.video[0].remove(video)
+    if let audio { encoder.audio.remove(audio) }
+    shared.withLock { $0.recorders = max(0, $0.recorders - 1) }
+    updateWatched()
+  }
+
+  /// Asks the full-size layer's encoder for a keyframe (dropped within 250 ms of the last one
+  /// asked for: that one is on its way), as a viewer's PLI does.
+  func requestKeyframe() { encoder.requestKeyframe(layer: 0, joining: false) }
+
+  /// Whether the encoded audio goes to encoded outputs: the broadcast has audio.
+  var hasAudio: Bool { audio != nil }
 
   // MARK: - The encoder
 
