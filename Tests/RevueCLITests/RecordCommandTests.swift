@@ -340,8 +340,10 @@ import Testing
     // the keyframe it asked the server for (a PLI) came: a round trip and a frame or two, not
     // the server's keyframe interval (2 s, 60 frames).
     #expect(filed <= received + 2 && filed >= received - 15, "\(filed) frames filed of \(received) received")
-    // In sync as the streams arrived, as for RTP (each held as long by its jitter buffer).
-    #expect(skews.count >= 2 && skews.filter { abs($0) > 40 }.count <= 1, "A/V skews \(skews) ms")
+    // As the streams arrived (each held as long by its jitter buffer), not lined up by the
+    // server's sender reports: an offset of its own in each session, measured from 3 to 40 ms
+    // (the same within a session, the first beep up to 24 ms off the others).
+    #expect(skews.count >= 2 && skews.allSatisfy { abs($0) <= 60 }, "A/V skews \(skews) ms")
     print("receive --whep --record: \(filed) frames filed of \(received) received; A/V skews \(skews) ms")
   }
 

@@ -230,13 +230,13 @@ public final class Recording: Sendable {
   /// Opus, in Matroska (Opus in MP4 plays 292 ms early in ffmpeg). Each is timed by when it
   /// left its jitter buffer, which holds both streams as long: they are in sync in the file as
   /// they arrived. A segment starts on the sender's keyframes, so it lasts at least the asked
-  /// time, up to a keyframe interval more; and a crash loses up to a keyframe interval.
+  /// time, up to a keyframe interval more; and a crash loses up to a keyframe interval. The
+  /// sender is asked for a keyframe at once (a PLI, where it takes RTCP feedback), so that the
+  /// first segment starts within a round trip of the recording, not a keyframe interval.
   ///
   /// A stream played from a WHEP server (``Room/watch(whep:token:timeout:)``) is recorded the
   /// same way: its frames and Opus as `webrtcbin` gives them to the decoders, from the moment
-  /// each decoder is made (at its stream's first packet); the server is asked for a keyframe
-  /// (a PLI) at once, so that the first segment starts within a round trip, not a keyframe
-  /// interval, after the recording.
+  /// each decoder is made (at its stream's first packet).
   /// - Throws: ``RevueError``: `.invalidInput` for a track received neither over RTP nor from
   ///   a WHEP server, or for MP4 with audio, and as ``init(track:audio:options:)``.
   public convenience init(
@@ -280,12 +280,13 @@ public final class Recording: Sendable {
       .compactMap({ $0 })
     {
       switch source {
-      case .pad(let pad, let owner): tap(pad, of: owner, into: feed)
+      // The sender is asked for a keyframe (a PLI) at once, so that the first segment starts
+      // within a round trip of the recording, not up to a keyframe interval later.
+      case .pad(let pad, let owner): tap(pad, of: owner, into: feed, requests: feed === videoFeed ? .first : .never)
       case .whep(let stream):
         let owner = stream.pipeline.pipeline
         stream.whenDecoding { [weak self, weak owner] pad in
           guard let self, let owner, self.state == .running else { return }
-          // The sender is asked for a keyframe (a PLI) at once, for the first segment.
           self.tap(pad, of: owner, into: feed, requests: feed === self.videoFeed ? .first : .never)
         }
       }
@@ -375,9 +376,14 @@ public final class Recording: Sendable {
         } else {
           audioChain = options.audioCodec == .aac ? [ElementRecipe("aacparse")] : [ElementRecipe("opusparse")]
         }
+        var audioSource = SourceFeed.source(named: "audiosource", audio: true)
+        if audio == .encoded {
+          // As encoded frames: none dropped when the recording falls behind for a moment (a
+          // packet dropped is a gap in the file's audio); up to 4 s of 20 ms packets wait.
+          audioSource.set("max-buffers", .int(200))
+        }
         let branch = try pipeline.addMedia(
-          from: audioFeed, source: SourceFeed.source(named: "audiosource", audio: true),
-          branches: [("audio", audioChain)])[0]
+          from: audioFeed, source: audioSource, branches: [("audio", audioChain)])[0]
         try branch.staticPad("src")?.link(try segments.requestPad("audio_%u"))
       }
       relay.target = self
@@ -465,7 +471,7 @@ public final class Recording: Sendable {
   /// Hands the encoded frames that pass `pad` (a payloader's or decoder's sink pad in `owner`)
   /// to `feed` from the first keyframe on, each with its capture time (its running time
   /// there plus `owner`'s base time), asking upstream for keyframes as `requests` says
-  /// (``EncodedInput``): an encoder of this node's, or a sender (as a PLI).
+  /// (`EncodedInput`): an encoder of this node's, or a sender (as a PLI).
   func tap(_ pad: Pad, of owner: Pipeline, into feed: SourceFeed, requests: EncodedInput.Requests = .never) {
     let input = EncodedInput(feed: feed, requests: requests) { [weak pad] in
       if let upstream = pad?.peer { VideoEncoder.requestKeyframe(upstreamOf: upstream) }

@@ -19,7 +19,8 @@ import Synchronization
 /// its RTCP stops for 3 s. A wrong token gets `401`, a malformed offer `400` with a one-line
 /// reason; neither leaves anything behind.
 ///
-/// The encoders run while at least one viewer watches; each new viewer gets a keyframe at once,
+/// The encoders run while at least one viewer watches (or a ``Recording`` of the broadcast
+/// records what they are sent); each new viewer gets a keyframe at once,
 /// and keyframe requests (PLI, FIR) reach the encoder at most every 250 ms whatever the number
 /// of viewers. A viewer's fault ends that viewer alone; the encoder's reaches ``events``.
 ///
@@ -39,7 +40,8 @@ public final class WebRTCBroadcast: Sendable {
     public var viewersConnected: Int
     /// Offers refused so far: a wrong token, a malformed or unsuitable offer, too many viewers.
     public var offersRefused: Int
-    /// Keyframe requests: a new viewer's, and its RTCP PLI and FIR.
+    /// Keyframe requests: a new viewer's, and its RTCP PLI and FIR (and a recording's, about
+    /// one a second while one records).
     public var keyframeRequests: Int
     /// Of those, the ones passed to the encoder (one within 250 ms of the last is dropped: the
     /// keyframe it asks for is on its way to every viewer).
@@ -398,7 +400,7 @@ public final class WebRTCBroadcast: Sendable {
   }
 
   /// Stops handing the encoded media to `video` and `audio` (as given to
-  /// ``addEncodedOutputs(video:audio:)``).
+  /// `addEncodedOutputs(video:audio:)`).
   func removeEncodedOutputs(video: any MediaSink, audio: (any MediaSink)?) {
     encoder.video[0].remove(video)
     if let audio { encoder.audio.remove(audio) }

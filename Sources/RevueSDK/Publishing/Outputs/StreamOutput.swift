@@ -248,7 +248,7 @@ public final class StreamOutput: Sendable {
       var tail: ElementChain
       var frameRate: Int
       /// The audio encoder's priming, in samples: the audio is stamped as captured that much
-      /// earlier (``PrimedAudio``), as a recording's AAC is. MPEG-TS and FLV cannot say to
+      /// earlier (`PrimedAudio`), as a recording's AAC is. MPEG-TS and FLV cannot say to
       /// skip those samples, and players play them: over SRT each beep of the sync signal
       /// came 21.2 ms after its flash in what ffmpeg received.
       var audioPriming = 0
@@ -284,7 +284,7 @@ public final class StreamOutput: Sendable {
     private let status: StreamStatus
     let frames: SourceFeed
     let sound = SourceFeed()
-    /// What the audio track feeds: ``sound``, or before it the priming's compensation.
+    /// What the audio track feeds: `sound`, or before it the priming's compensation.
     private let soundInput: any MediaSink
 
     init(recipe: Recipe, track: LocalVideoTrack, audio: LocalAudioTrack?, status: StreamStatus) {
