@@ -255,7 +255,11 @@ import Testing
       filed += packets.count
       skews += try await MediaFileProbe.syncSkews(file)
     }
-    #expect(abs(filed - received) <= 2, "\(filed) frames filed of \(received) received: \(exit.error)")
+    // All but those decoded before the recording started, when it started after a keyframe:
+    // until the one it asks the sender for comes (0.3 s and a round trip: 14 frames), not the
+    // sender's next (2 s, 60 frames; 92 of 153 filed once before it asked).
+    #expect(
+      filed <= received + 2 && filed >= received - 25, "\(filed) frames filed of \(received) received: \(exit.error)")
     // In sync as the streams arrived (each held as long by its jitter buffer), not by the
     // sender's reports: within 40 ms, but for one (the first second, as the jitter buffers
     // settle, measured 88 ms once).
@@ -337,9 +341,9 @@ import Testing
       skews += try await MediaFileProbe.syncSkews(segment.url)
     }
     // Every frame decoded was filed, but those decoded before the recording started and until
-    // the keyframe it asked the server for (a PLI) came: a round trip and a frame or two, not
-    // the server's keyframe interval (2 s, 60 frames).
-    #expect(filed <= received + 2 && filed >= received - 15, "\(filed) frames filed of \(received) received")
+    // the keyframe it asks the server for (a PLI, 0.3 s after its first frame) came: up to 19
+    // measured, not the server's keyframe interval (2 s, 60 frames).
+    #expect(filed <= received + 2 && filed >= received - 25, "\(filed) frames filed of \(received) received")
     // As the streams arrived (each held as long by its jitter buffer), not lined up by the
     // server's sender reports: an offset of its own in each session, measured from 3 to 40 ms
     // (the same within a session, the first beep up to 24 ms off the others).

@@ -581,7 +581,8 @@ final class EncodedInput: MediaSink {
   enum Requests: Sendable {
     /// Never: it takes them as they come.
     case never
-    /// Once, for the first frame (a received stream's sender is asked, as a viewer's PLI).
+    /// Once, when no keyframe came within ``EncodedInput/firstDelay`` of the first frame (a
+    /// received stream's sender is asked, as a viewer's PLI).
     case first
     /// For the first frame, then when 0.9 s passed without one (an encoder of this node's).
     case regularly
@@ -593,8 +594,12 @@ final class EncodedInput: MediaSink {
   let requests: Requests
   /// Asks the encoder for a keyframe.
   private let requestKeyframe: @Sendable () -> Void
-  /// The capture time of the last keyframe (nil before the first), and of the last request.
-  private let keyframes = Mutex<(last: UInt64?, asked: UInt64?)>((nil, nil))
+  /// The capture time of the first frame, of the last keyframe (nil before the first), and of
+  /// the last request.
+  private let keyframes = Mutex<(first: UInt64?, last: UInt64?, asked: UInt64?)>((nil, nil, nil))
+  /// How long after the first frame a received stream's sender is asked for a keyframe, when
+  /// none came: past a sender's 250 ms between two keyframes answered.
+  static let firstDelay: UInt64 = 300_000_000
   /// The longest the recording lets go without a keyframe before it asks for one.
   static let interval: UInt64 = 900_000_000
 
@@ -608,11 +613,16 @@ final class EncodedInput: MediaSink {
     let time = captured?.nanoseconds ?? Clock.system.time.nanoseconds
     let isKeyframe = !buffer.flags.contains(.deltaUnit)
     let (started, ask) = keyframes.withLock { keyframes -> (Bool, Bool) in
+      if keyframes.first == nil { keyframes.first = time }
       if isKeyframe { keyframes.last = time }
       let due =
         switch requests {
         case .never: false
-        case .first: keyframes.last == nil && keyframes.asked == nil
+        // Once, 300 ms after the first frame: a sender drops a request within 250 ms of the
+        // last it answered (a WHEP server's keyframe for the viewer that joined), and the first
+        // segment then waited for its next keyframe (2 s: 92 of 152 frames filed once).
+        case .first:
+          keyframes.last == nil && keyframes.asked == nil && time >= (keyframes.first ?? time) + Self.firstDelay
         case .regularly:
           time >= (keyframes.asked ?? 0) + Self.interval / 2
             && keyframes.last.map({ time >= $0 + Self.interval }) ?? true
