@@ -231,8 +231,9 @@ public final class Recording: Sendable {
   /// left its jitter buffer, which holds both streams as long: they are in sync in the file as
   /// they arrived. A segment starts on the sender's keyframes, so it lasts at least the asked
   /// time, up to a keyframe interval more; and a crash loses up to a keyframe interval. The
-  /// sender is asked for a keyframe at once (a PLI, where it takes RTCP feedback), so that the
-  /// first segment starts within a round trip of the recording, not a keyframe interval.
+  /// sender is asked for a keyframe at once, and every 300 ms until one comes (a PLI, where it
+  /// takes RTCP feedback), so that the first segment starts within a round trip or so of the
+  /// recording, not a keyframe interval.
   ///
   /// A stream played from a WHEP server (``Room/watch(whep:token:timeout:)``) is recorded the
   /// same way: its frames and Opus as `webrtcbin` gives them to the decoders, from the moment
@@ -280,8 +281,8 @@ public final class Recording: Sendable {
       .compactMap({ $0 })
     {
       switch source {
-      // The sender is asked for a keyframe (a PLI) at once, so that the first segment starts
-      // within a round trip of the recording, not up to a keyframe interval later.
+      // The sender is asked for its first keyframe (PLIs), so that the first segment starts
+      // within a round trip or so of the recording, not up to a keyframe interval later.
       case .pad(let pad, let owner): tap(pad, of: owner, into: feed, requests: feed === videoFeed ? .first : .never)
       case .whep(let stream):
         let owner = stream.pipeline.pipeline
