@@ -101,8 +101,9 @@ enum Command: Equatable, ProgramCommand {
                        720p) and sends each viewer the largest its path carries; --srt serves
                        SRT callers MPEG-TS (H.264), on loopback unless an ADDRESS is given, and
                        on another only with a passphrase, or --no-auth; --record DIR records
-                       the camera too, by an encoder of its own (H.264, the options of
-                       `record`); Ctrl-C stops
+                       the camera too (the options of `record`): with --webrtc as encoded for
+                       the viewers (one encoder for both), otherwise by an encoder of its own
+                       (H.264); Ctrl-C stops
       record --dir DIR [--camera ID|--virtual-camera PROFILE|--test-pattern] [--size WxH] [--fps N]
              [--codec h264|vp8] [--bitrate BPS] [--audio] [--format mp4|mkv] [--segment 60s]
              [--keep 24h] [--keep-size 2GB] [--duration S] [--json]

@@ -142,4 +142,66 @@ import Testing
     let recorded = try await nginx.recordedFrames()
     #expect(recorded.count == 1 && recorded[0] >= 30, "\(recorded)")
   }
+
+  /// The sync signal over SRT: `revue stream --test-pattern --audio --to srt://…` to ffmpeg's
+  /// listener, which writes 6 s of what it receives, as it came (`-c copy`), to MPEG-TS; in
+  /// that file each beep is within 10 ms of its flash.
+  @Test(.tier(.interop)) func srtCarriesTheSyncSignalInSync() async throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("revue-srt-\(UUID()).ts")
+    defer { try? FileManager.default.removeItem(at: file) }
+    let port = FreePorts.rtp()
+    let ffmpeg = try ChildProcess(
+      URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+      [
+        "-hide_banner", "-nostats", "-i", "srt://127.0.0.1:\(port)?mode=listener", "-c", "copy", "-t", "6", "-f",
+        "mpegts", file.path,
+      ])
+    let sender = try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to", "srt://127.0.0.1:\(port)", "--duration",
+        "40",
+      ], stopping: Self.stopping)
+    let received = try await ffmpeg.exit(within: 30)
+    _ = await sender.stop()
+    #expect(received.status == 0, "\(received.error.suffix(600))")
+    let skews = try await MediaFileProbe.syncSkews(file)
+    #expect(skews.count >= 4 && skews.allSatisfy { abs($0) <= 10 }, "A/V skews \(skews) ms")
+    print("SRT: A/V skews of the sync signal as ffmpeg received it \(skews) ms")
+  }
+
+  /// The sync signal over RTMP: `revue stream --test-pattern --audio --to rtmp://…` publishes
+  /// to nginx, from which ffmpeg plays 5 s and writes them as they came (`-c copy`) to FLV; in
+  /// that file each beep should be within 10 ms of its flash (it is not yet: a known issue).
+  @Test(.tier(.interop)) func rtmpCarriesTheSyncSignalInSync() async throws {
+    let nginx = try NginxRTMP()
+    defer { try? FileManager.default.removeItem(at: nginx.directory) }
+    let server = try await nginx.start()
+    let sender = try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to",
+        "rtmp://127.0.0.1:\(nginx.port)/live/key", "--duration", "40",
+      ], stopping: Self.stopping)
+    try await server.waitForError(containing: "publish: name='key'", within: 30)
+    let file = nginx.directory.appendingPathComponent("played.flv")
+    let played = try await ChildProcess.run(
+      URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+      [
+        "-hide_banner", "-nostats", "-i", "rtmp://127.0.0.1:\(nginx.port)/live/key", "-c", "copy", "-t", "5", "-f",
+        "flv", file.path,
+      ], within: 30)
+    _ = await sender.stop()
+    _ = await server.stop()
+    #expect(played.status == 0, "\(played.error.suffix(600))")
+    let skews = try await MediaFileProbe.syncSkews(file)
+    #expect(skews.count >= 3, "A/V skews \(skews) ms")
+    print("RTMP: A/V skews of the sync signal as ffmpeg played it from nginx \(skews) ms")
+    // Measured 33–55 ms late, the same in nginx's own recording of what it was sent: in a run,
+    // each beep 3 ms earlier than the one before, then one AAC frame (21 ms) later again; the
+    // FLV's audio times step with the video frames' (0, 33, 67, 67, 100 ms…), not by AAC frame.
+    withKnownIssue("the audio is 33-55 ms late in the FLV that flvmux writes") {
+      #expect(skews.allSatisfy { abs($0) <= 10 }, "A/V skews \(skews) ms")
+    }
+  }
 }

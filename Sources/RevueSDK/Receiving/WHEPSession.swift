@@ -381,6 +381,9 @@ final class WHEPSession: Sendable {
       }
       bin.syncStateWithParent()
       try pad.link(input)
+      // A recording of the stream as it comes takes the frames the decoder is given.
+      let decoder = bin.element(named: "decoder") ?? bin.elements.first { $0.factoryName == "opusdec" }
+      if let stream, let decoderInput = decoder?.staticPad("sink") { stream.decodes(decoderInput) }
       if stream == nil {
         RevueLog.log(.info, "WHEP", "a stream of \(caps) is not played: it is dropped")
       }
@@ -433,6 +436,31 @@ final class WHEPSession: Sendable {
 
     /// The session's pipeline, shared by its video and audio.
     var pipeline: MediaPipeline { session.pipeline }
+
+    /// The sink pad of the stream's decoder once made (at the stream's first packet), and the
+    /// handlers waiting for it.
+    private let decoderInput = Mutex<(pad: Pad?, waiting: [@Sendable (Pad) -> Void])>((nil, []))
+
+    /// Calls `handler` with the sink pad of the stream's decoder (the depayloaded frames, or
+    /// Opus packets, it decodes) at once when it is made already, or as soon as it is: what a
+    /// recording of the stream as it comes taps.
+    func whenDecoding(_ handler: @escaping @Sendable (Pad) -> Void) {
+      let made = decoderInput.withLock { input -> Pad? in
+        if input.pad == nil { input.waiting.append(handler) }
+        return input.pad
+      }
+      if let made { handler(made) }
+    }
+
+    /// The stream's decoder was made, with `input` its sink pad: tells who waits for it.
+    fileprivate func decodes(_ input: Pad) {
+      let waiting = decoderInput.withLock { decoder in
+        decoder.pad = input
+        defer { decoder.waiting = [] }
+        return decoder.waiting
+      }
+      for handler in waiting { handler(input) }
+    }
     /// WHEP names no sender: nil.
     var cname: String? { nil }
     /// The server's WHEP URL, as messages show it.

@@ -154,6 +154,8 @@ public final class Recording: Sendable {
   private let tracks: (video: LocalVideoTrack?, audio: LocalAudioTrack?)
   /// The probes that hand another pipeline's encoded frames to ``videoFeed``, removed at the end.
   private let taps = Mutex<[(pad: Pad, id: UInt)]>([])
+  /// What lets go of the other sources of encoded media (a broadcast's encoder), at the end.
+  private let detachers = Mutex<[@Sendable () -> Void]>([])
   private let broadcast = Broadcast<Event>()
   /// Video frames that reached the segmenter.
   private let framesRecorded = Locked(0)
@@ -196,7 +198,31 @@ public final class Recording: Sendable {
       throw RevueError(.invalidInput, "only an RTP video publication's frames are recorded as they are sent")
     }
     try self.init(video: .encoded(codec), audio: audio.map { _ in .raw }, options: options, tracks: (nil, audio))
-    tap(input, of: sender.pipeline.pipeline, into: videoFeed, requestingKeyframes: true)
+    tap(input, of: sender.pipeline.pipeline, into: videoFeed, requests: .regularly)
+  }
+
+  /// Records what `broadcast` serves, as its encoder made it (its full-size layer): the camera
+  /// is encoded once, for the viewers and the recording, and the encoder runs while it records,
+  /// whether anyone watches or not. The audio is the broadcast's Opus in Matroska; in MP4 (an
+  /// H.264 broadcast) it is `audio`, encoded in AAC by the recording. While it records, the
+  /// broadcast's encoder is asked for a keyframe when 0.9 s passed without one, as for
+  /// ``init(publication:audio:options:)``: viewers get a keyframe about every second.
+  /// - Throws: ``RevueError``: `.invalidInput` for a codec the format does not take (VP8 in
+  ///   MP4), and as ``init(track:audio:options:)``.
+  public convenience init(
+    broadcast: WebRTCBroadcast, audio: LocalAudioTrack? = nil, options: RecordingOptions
+  ) throws(RevueError) {
+    let encodedAudio = broadcast.hasAudio && options.audioCodec == .opus
+    let rawAudio = encodedAudio ? nil : audio
+    try self.init(
+      video: .encoded(broadcast.codec), audio: encodedAudio ? .encoded : rawAudio.map { _ in .raw },
+      options: options, tracks: (nil, rawAudio))
+    let video = EncodedInput(feed: videoFeed) { [weak broadcast] in broadcast?.requestKeyframe() }
+    let audioOutput = encodedAudio ? audioFeed : nil
+    broadcast.addEncodedOutputs(video: video, audio: audioOutput)
+    detachers.withLock {
+      $0.append { [weak broadcast] in broadcast?.removeEncodedOutputs(video: video, audio: audioOutput) }
+    }
   }
 
   /// Records a stream received over RTP as it came, without decoding and encoding it again:
@@ -204,34 +230,68 @@ public final class Recording: Sendable {
   /// Opus, in Matroska (Opus in MP4 plays 292 ms early in ffmpeg). Each is timed by when it
   /// left its jitter buffer, which holds both streams as long: they are in sync in the file as
   /// they arrived. A segment starts on the sender's keyframes, so it lasts at least the asked
-  /// time, up to a keyframe interval more; and a crash loses up to a keyframe interval.
-  /// - Throws: ``RevueError``: `.invalidInput` for a track not received over RTP (WHEP's are
-  ///   not recorded yet), or for MP4 with audio, and as ``init(track:audio:options:)``.
+  /// time, up to a keyframe interval more; and a crash loses up to a keyframe interval. The
+  /// sender is asked for a keyframe at once, and every 300 ms until one comes (a PLI, where it
+  /// takes RTCP feedback), so that the first segment starts within a round trip or so of the
+  /// recording, not a keyframe interval.
+  ///
+  /// A stream played from a WHEP server (``Room/watch(whep:token:timeout:)``) is recorded the
+  /// same way: its frames and Opus as `webrtcbin` gives them to the decoders, from the moment
+  /// each decoder is made (at its stream's first packet).
+  /// - Throws: ``RevueError``: `.invalidInput` for a track received neither over RTP nor from
+  ///   a WHEP server, or for MP4 with audio, and as ``init(track:audio:options:)``.
   public convenience init(
     receiving video: RemoteVideoTrack, audio: RemoteAudioTrack? = nil, options: RecordingOptions
   ) throws(RevueError) {
-    guard let receiver = video.receiver as? RTPReceiver,
-      let input = receiver.pipeline.pipeline.element(named: "decoder")?.staticPad("sink")
-    else {
-      throw RevueError(.invalidInput, "only a stream received over RTP is recorded as it comes (not yet WHEP's)")
+    /// Where a received medium's encoded input is: a pad now (RTP), or a WHEP stream's decoder
+    /// once made.
+    enum Source {
+      case pad(Pad, of: Pipeline)
+      case whep(WHEPSession.Stream)
     }
-    var audioInput: (pipeline: Pipeline, pad: Pad)?
+    let videoSource: Source
+    if let receiver = video.receiver as? RTPReceiver,
+      let input = receiver.pipeline.pipeline.element(named: "decoder")?.staticPad("sink")
+    {
+      videoSource = .pad(input, of: receiver.pipeline.pipeline)
+    } else if let stream = video.receiver as? WHEPSession.Stream {
+      videoSource = .whep(stream)
+    } else {
+      throw RevueError(.invalidInput, "only a stream received over RTP or WHEP is recorded as it comes")
+    }
+    var audioSource: Source?
     if let audio {
       let pipeline = audio.receiver.pipeline.pipeline
-      guard audio.receiver is RTPReceiver,
+      if audio.receiver is RTPReceiver,
         let pad = pipeline.elements.first(where: { $0.factoryName == "opusdec" })?.staticPad("sink")
-      else {
-        throw RevueError(.invalidInput, "only Opus audio received over RTP is recorded as it comes")
+      {
+        audioSource = .pad(pad, of: pipeline)
+      } else if let stream = audio.receiver as? WHEPSession.Stream {
+        audioSource = .whep(stream)
+      } else {
+        throw RevueError(.invalidInput, "only Opus audio received over RTP or WHEP is recorded as it comes")
       }
       guard options.format == .mkv else {
         throw RevueError(.invalidInput, "received Opus audio is recorded in Matroska (mkv), not MP4")
       }
-      audioInput = (pipeline, pad)
     }
     try self.init(
       video: .encoded(video.codec), audio: audio.map { _ in .encoded }, options: options, tracks: (nil, nil))
-    tap(input, of: receiver.pipeline.pipeline, into: videoFeed, requestingKeyframes: false)
-    if let audioInput, let audioFeed { tap(audioInput.pad, of: audioInput.pipeline, into: audioFeed) }
+    for (source, feed) in [(videoSource, videoFeed), audioSource.flatMap { s in audioFeed.map { (s, $0) } }]
+      .compactMap({ $0 })
+    {
+      switch source {
+      // The sender is asked for its first keyframe (PLIs), so that the first segment starts
+      // within a round trip or so of the recording, not up to a keyframe interval later.
+      case .pad(let pad, let owner): tap(pad, of: owner, into: feed, requests: feed === videoFeed ? .first : .never)
+      case .whep(let stream):
+        let owner = stream.pipeline.pipeline
+        stream.whenDecoding { [weak self, weak owner] pad in
+          guard let self, let owner, self.state == .running else { return }
+          self.tap(pad, of: owner, into: feed, requests: feed === self.videoFeed ? .first : .never)
+        }
+      }
+    }
   }
 
   /// What the recording's pipeline takes as video.
@@ -317,9 +377,14 @@ public final class Recording: Sendable {
         } else {
           audioChain = options.audioCodec == .aac ? [ElementRecipe("aacparse")] : [ElementRecipe("opusparse")]
         }
+        var audioSource = SourceFeed.source(named: "audiosource", audio: true)
+        if audio == .encoded {
+          // As encoded frames: none dropped when the recording falls behind for a moment (a
+          // packet dropped is a gap in the file's audio); up to 4 s of 20 ms packets wait.
+          audioSource.set("max-buffers", .int(200))
+        }
         let branch = try pipeline.addMedia(
-          from: audioFeed, source: SourceFeed.source(named: "audiosource", audio: true),
-          branches: [("audio", audioChain)])[0]
+          from: audioFeed, source: audioSource, branches: [("audio", audioChain)])[0]
         try branch.staticPad("src")?.link(try segments.requestPad("audio_%u"))
       }
       relay.target = self
@@ -406,30 +471,23 @@ public final class Recording: Sendable {
 
   /// Hands the encoded frames that pass `pad` (a payloader's or decoder's sink pad in `owner`)
   /// to `feed` from the first keyframe on, each with its capture time (its running time
-  /// there plus `owner`'s base time); when `requestingKeyframes`, asks the encoder upstream
-  /// for a keyframe at once, and then when 0.9 s of frames passed without one: two such
-  /// keyframe intervals fit in 2 s, which the segmenter cuts at (at 1 s, each one a frame or
-  /// two late, a segment of 2 s held one).
-  func tap(_ pad: Pad, of owner: Pipeline, into feed: SourceFeed, requestingKeyframes: Bool = false) {
-    // The capture time of the last keyframe (nil before the first), and of the last request.
-    let keyframes = Mutex<(last: UInt64?, asked: UInt64?)>((nil, nil))
-    let interval: UInt64 = 900_000_000
+  /// there plus `owner`'s base time), asking upstream for keyframes as `requests` says
+  /// (`EncodedInput`): an encoder of this node's, or a sender (as a PLI).
+  func tap(_ pad: Pad, of owner: Pipeline, into feed: SourceFeed, requests: EncodedInput.Requests = .never) {
+    let input = EncodedInput(feed: feed, requests: requests) { [weak pad] in
+      guard let upstream = pad?.peer else { return }
+      guard requests == .first else { return VideoEncoder.requestKeyframe(upstreamOf: upstream) }
+      // A received stream's request goes up through the jitter buffer and RTP session from
+      // another thread: sent from the streaming thread, inside this probe, the WHEP receiver's
+      // stream stopped now and then (49 packets in 5 s, in 2 of 10 runs).
+      DispatchQueue.global().async { VideoEncoder.requestKeyframe(upstreamOf: upstream) }
+    }
     let id = pad.addProbe(.buffer) { [weak owner] pad, info in
       guard let owner, let buffer = info.buffer, let pts = buffer.pts, let running = pad.runningTime(of: pts),
         let caps = pad.currentCaps
       else { return .ok }
-      let captured = running.nanoseconds &+ owner.baseTime.nanoseconds
-      let isKeyframe = !buffer.flags.contains(.deltaUnit)
-      let (started, ask) = keyframes.withLock { keyframes -> (Bool, Bool) in
-        if isKeyframe { keyframes.last = captured }
-        guard requestingKeyframes, !isKeyframe, captured >= (keyframes.asked ?? 0) + interval / 2,
-          keyframes.last.map({ captured >= $0 + interval }) ?? true
-        else { return (keyframes.last != nil, false) }
-        keyframes.asked = captured
-        return (keyframes.last != nil, true)
-      }
-      if started { feed.send(buffer, caps: caps, capturedAt: ClockTime(nanoseconds: captured)) }
-      if ask, let upstream = pad.peer { VideoEncoder.requestKeyframe(upstreamOf: upstream) }
+      input.send(
+        buffer, caps: caps, capturedAt: ClockTime(nanoseconds: running.nanoseconds &+ owner.baseTime.nanoseconds))
       return .ok
     }
     if let id { taps.withLock { $0.append((pad, id)) } }
@@ -461,6 +519,11 @@ public final class Recording: Sendable {
       return taps
     }
     for (pad, id) in taps { pad.removeProbe(id) }
+    let detachers = detachers.withLock { detachers in
+      defer { detachers = [] }
+      return detachers
+    }
+    for detach in detachers { detach() }
   }
 
   /// The recording's changes from now on.
@@ -513,6 +576,71 @@ public final class Recording: Sendable {
       group.cancelAll()
     }
   }
+}
+
+/// Encoded frames handed on to a recording's feed from the first keyframe on (a segment
+/// starts on one). Asking regularly, it asks the encoder for a keyframe at once, and then
+/// when 0.9 s of frames passed without one: two such keyframe intervals fit in 2 s, which the
+/// segmenter cuts at (at 1 s, each one a frame or two late, a segment of 2 s held one).
+final class EncodedInput: MediaSink {
+  /// When it asks for keyframes.
+  enum Requests: Sendable {
+    /// Never: it takes them as they come.
+    case never
+    /// Until the first keyframe, every ``EncodedInput/firstDelay`` (a received stream's sender
+    /// is asked, as a viewer's PLI).
+    case first
+    /// For the first frame, then when 0.9 s passed without one (an encoder of this node's).
+    case regularly
+  }
+
+  /// The recording's feed.
+  let feed: SourceFeed
+  /// When it asks for keyframes.
+  let requests: Requests
+  /// Asks the encoder for a keyframe.
+  private let requestKeyframe: @Sendable () -> Void
+  /// The capture time of the first frame, of the last keyframe (nil before the first), and of
+  /// the last request.
+  private let keyframes = Mutex<(first: UInt64?, last: UInt64?, asked: UInt64?)>((nil, nil, nil))
+  /// How often a received stream's sender is asked for its first keyframe: past a sender's
+  /// 250 ms between two keyframes answered.
+  static let firstDelay: UInt64 = 300_000_000
+  /// The longest the recording lets go without a keyframe before it asks for one.
+  static let interval: UInt64 = 900_000_000
+
+  init(feed: SourceFeed, requests: Requests = .regularly, requestKeyframe: @escaping @Sendable () -> Void) {
+    self.feed = feed
+    self.requests = requests
+    self.requestKeyframe = requestKeyframe
+  }
+
+  func send(_ buffer: Buffer, caps: Caps, capturedAt captured: ClockTime?) {
+    let time = captured?.nanoseconds ?? Clock.system.time.nanoseconds
+    let isKeyframe = !buffer.flags.contains(.deltaUnit)
+    let (started, ask) = keyframes.withLock { keyframes -> (Bool, Bool) in
+      if keyframes.first == nil { keyframes.first = time }
+      if isKeyframe { keyframes.last = time }
+      let due =
+        switch requests {
+        case .never: false
+        // At once, and again every 300 ms until one comes: a sender drops a request within
+        // 250 ms of the last it answered (a WHEP server's keyframe for the viewer that joined),
+        // and the first segment then waited for its next keyframe (2 s: 92 of 152 frames filed).
+        case .first: keyframes.last == nil && keyframes.asked.map { time >= $0 + Self.firstDelay } ?? true
+        case .regularly:
+          time >= (keyframes.asked ?? 0) + Self.interval / 2
+            && keyframes.last.map({ time >= $0 + Self.interval }) ?? true
+        }
+      guard due, !isKeyframe else { return (keyframes.last != nil, false) }
+      keyframes.asked = time
+      return (keyframes.last != nil, true)
+    }
+    if started { feed.send(buffer, caps: caps, capturedAt: ClockTime(nanoseconds: time)) }
+    if ask { requestKeyframe() }
+  }
+
+  func signal(muted: Bool) {}
 }
 
 /// Audio handed on to a feed as if captured `samples` earlier than it was. An AAC encoder puts

@@ -19,7 +19,8 @@ import Synchronization
 /// its RTCP stops for 3 s. A wrong token gets `401`, a malformed offer `400` with a one-line
 /// reason; neither leaves anything behind.
 ///
-/// The encoders run while at least one viewer watches; each new viewer gets a keyframe at once,
+/// The encoders run while at least one viewer watches (or a ``Recording`` of the broadcast
+/// records what they are sent); each new viewer gets a keyframe at once,
 /// and keyframe requests (PLI, FIR) reach the encoder at most every 250 ms whatever the number
 /// of viewers. A viewer's fault ends that viewer alone; the encoder's reaches ``events``.
 ///
@@ -39,7 +40,8 @@ public final class WebRTCBroadcast: Sendable {
     public var viewersConnected: Int
     /// Offers refused so far: a wrong token, a malformed or unsuitable offer, too many viewers.
     public var offersRefused: Int
-    /// Keyframe requests: a new viewer's, and its RTCP PLI and FIR.
+    /// Keyframe requests: a new viewer's, and its RTCP PLI and FIR (and a recording's, about
+    /// one a second while one records).
     public var keyframeRequests: Int
     /// Of those, the ones passed to the encoder (one within 250 ms of the last is dropped: the
     /// keyframe it asks for is on its way to every viewer).
@@ -106,6 +108,8 @@ public final class WebRTCBroadcast: Sendable {
     var stopped = false
     /// The number of viewers ``viewerChanges`` last told.
     var told = 0
+    /// Sinks of the encoded media beside the viewers' (a recording), which keep the encoder fed.
+    var recorders = 0
   }
 
   /// Serves `track` (and `audio`) to WebRTC viewers at `http://address:port/path/whep`.
@@ -400,11 +404,42 @@ public final class WebRTCBroadcast: Sendable {
     let (watched, changed): (Bool, Int?) = shared.withLock { state in
       let count = state.viewers.count
       defer { state.told = count }
-      return (!state.stopped && (state.connecting > 0 || count > 0), state.told == count ? nil : count)
+      return (
+        !state.stopped && (state.connecting > 0 || count > 0 || state.recorders > 0), state.told == count ? nil : count
+      )
     }
     encoder.feed(watched)
     if let changed { viewerCounts.send(changed) }
   }
+
+  // MARK: - Encoded outputs
+
+  /// Hands the full-size layer's encoded frames to `video`, and the encoded audio (Opus, when
+  /// the broadcast has audio) to `audio`, each with its capture time, from now on; the
+  /// encoders run while they are attached, whether anyone watches or not. A recording of what
+  /// is served takes them this way: the camera is encoded once.
+  func addEncodedOutputs(video: any MediaSink, audio: (any MediaSink)?) {
+    encoder.video[0].add(video)
+    if let audio { encoder.audio.add(audio) }
+    shared.withLock { $0.recorders += 1 }
+    updateWatched()
+  }
+
+  /// Stops handing the encoded media to `video` and `audio` (as given to
+  /// `addEncodedOutputs(video:audio:)`).
+  func removeEncodedOutputs(video: any MediaSink, audio: (any MediaSink)?) {
+    encoder.video[0].remove(video)
+    if let audio { encoder.audio.remove(audio) }
+    shared.withLock { $0.recorders = max(0, $0.recorders - 1) }
+    updateWatched()
+  }
+
+  /// Asks the full-size layer's encoder for a keyframe (dropped within 250 ms of the last one
+  /// asked for: that one is on its way), as a viewer's PLI does.
+  func requestKeyframe() { encoder.requestKeyframe(layer: 0, joining: false) }
+
+  /// Whether the encoded audio goes to encoded outputs: the broadcast has audio.
+  var hasAudio: Bool { audio != nil }
 
   // MARK: - The encoder
 

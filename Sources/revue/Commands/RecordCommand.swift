@@ -138,6 +138,16 @@ struct RecordingArguments: Equatable {
     }
   }
 
+  /// Starts recording what `broadcast` serves, as its encoder made it (the camera encoded once;
+  /// Matroska for VP8), and its Opus or `audio` (encoded in AAC for MP4), when a directory was
+  /// given, and says so.
+  func record(_ broadcast: WebRTCBroadcast, audio: LocalAudioTrack?) throws -> RecordingSession? {
+    guard let options = options(codec: broadcast.codec) else { return nil }
+    return try start("what is served to WebRTC viewers", audio: audio != nil, options) {
+      try Recording(broadcast: broadcast, audio: audio, options: options)
+    }
+  }
+
   /// Starts recording `track` and `audio` with an encoder of the recording's own (H.264 at
   /// `encoding`), when a directory was given, and says so.
   func record(_ track: LocalVideoTrack, audio: LocalAudioTrack?, encoding: VideoEncoding) throws -> RecordingSession? {

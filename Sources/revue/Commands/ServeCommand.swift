@@ -34,7 +34,8 @@ struct ServeOptions: Equatable {
   var noAuth = false
   var duration: Int?
   var json = false
-  /// `--record DIR` and its options: the camera recorded too (by an encoder of its own).
+  /// `--record DIR` and its options: the camera recorded too (as encoded for WebRTC viewers
+  /// with `--webrtc`, by an encoder of its own otherwise).
   var recording = RecordingArguments()
   /// `--audio`: the microphone served beside the camera (the sync signal's beeps with
   /// `--test-pattern`), in `audioCodec` (`--audio-codec`, Opus by default).
@@ -229,7 +230,14 @@ struct ServeCommand {
               + " on \(output.destination) (MPEG-TS, latency \(options.srtOptions.latency) ms"
               + (options.srtOptions.passphrase == nil ? "" : ", encrypted") + ")\n").utf8))
       }
-      recording = try options.recording.record(track, audio: microphone, encoding: encoding)
+      // What WebRTC viewers are sent is recorded as it was encoded for them; an RTSP media is
+      // encoded only while clients play, and an SRT listener's pipeline is built anew at each
+      // fault: without --webrtc the recording encodes the camera itself.
+      if let webrtc {
+        recording = try options.recording.record(webrtc, audio: microphone)
+      } else {
+        recording = try options.recording.record(track, audio: microphone, encoding: encoding)
+      }
     } catch {
       await srt?.stop()
       webrtc?.stop()

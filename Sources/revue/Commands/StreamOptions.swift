@@ -418,7 +418,9 @@ struct ReceiveOptions: Equatable {
       default:
         if try token.take(option, from: &reader) { continue }
         if try key.take(option, from: &reader) { continue }
-        guard try options.recording.take(option, from: &reader) else { throw reader.unknown(option) }
+        // A recording takes the stream as it comes, over RTP or WebRTC alike.
+        if try options.recording.take(option, from: &reader) { continue }
+        throw reader.unknown(option)
       }
       if !["--duration", "--frames", "--snapshot", "--window", "--json"].contains(option) { rtpOptions.append(option) }
     }

@@ -134,7 +134,9 @@ public final class StreamOutput: Sendable {
     self.destination = destination
     self.audioCodec = audioCodec
     output = Output(
-      recipe: Output.Recipe(video: video, audio: sound, tail: tail, frameRate: layer.encoding.maxFps),
+      recipe: Output.Recipe(
+        video: video, audio: sound, tail: tail, frameRate: layer.encoding.maxFps,
+        audioPriming: audio != nil && audioCodec == .aac ? PrimedAudio.aacPriming : 0),
       track: track, audio: audio, status: status)
     do {
       try output.start()
@@ -245,6 +247,11 @@ public final class StreamOutput: Sendable {
       var audio: ElementChain?
       var tail: ElementChain
       var frameRate: Int
+      /// The audio encoder's priming, in samples: the audio is stamped as captured that much
+      /// earlier (`PrimedAudio`), as a recording's AAC is. MPEG-TS and FLV cannot say to
+      /// skip those samples, and players play them: over SRT each beep of the sync signal
+      /// came 21.2 ms after its flash in what ffmpeg received.
+      var audioPriming = 0
     }
 
     private struct State {
@@ -277,6 +284,8 @@ public final class StreamOutput: Sendable {
     private let status: StreamStatus
     let frames: SourceFeed
     let sound = SourceFeed()
+    /// What the audio track feeds: `sound`, or before it the priming's compensation.
+    private let soundInput: any MediaSink
 
     init(recipe: Recipe, track: LocalVideoTrack, audio: LocalAudioTrack?, status: StreamStatus) {
       self.recipe = recipe
@@ -284,6 +293,7 @@ public final class StreamOutput: Sendable {
       self.audio = audio
       self.status = status
       frames = SourceFeed(frameRate: recipe.frameRate)
+      soundInput = recipe.audioPriming > 0 ? PrimedAudio(feed: sound, samples: recipe.audioPriming) : sound
     }
 
     var statistics: Statistics {
@@ -304,7 +314,7 @@ public final class StreamOutput: Sendable {
         state.started = .now
       }
       track.attach(frames)
-      audio?.attach(sound)
+      audio?.attach(soundInput)
     }
 
     /// A pipeline of the recipe, playing; for a reconnection, `attempt` is its number, which
@@ -438,7 +448,7 @@ public final class StreamOutput: Sendable {
         return state.media
       }
       track.detach(frames)
-      audio?.detach(sound)
+      audio?.detach(soundInput)
       if let media, media.fault == nil, let source = frames.source {
         let ended = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let token = media.pipeline.bus.addSyncHandler { message in
@@ -460,7 +470,7 @@ public final class StreamOutput: Sendable {
         return state.media.take()
       }
       track.detach(frames)
-      audio?.detach(sound)
+      audio?.detach(soundInput)
       frames.attach(nil)
       sound.attach(nil)
       media?.stop()
