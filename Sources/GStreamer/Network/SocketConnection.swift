@@ -87,10 +87,15 @@ public final class SocketConnection {
   private let cancellable: Cancellable
   private var closed = false
 
-  /// Connects to `host` (a name or an address, IPv6 without brackets) and `port`, and for
-  /// `.tls` makes the TLS handshake, checking the certificate for `host`.
-  /// - Parameter timeout: the longest any one call (connect, each read or write) waits, whole
-  ///   seconds (at least one).
+  /// Connects to `host` and `port`, and for `.tls` makes the TLS handshake, checking the
+  /// certificate for `host`.
+  /// - Parameters:
+  ///   - host: a name or an address (IPv6 without brackets).
+  ///   - port: the TCP port.
+  ///   - security: plain TCP, or TLS and the authorities it trusts.
+  ///   - timeout: the longest any one call (connect, each read or write) waits, whole seconds
+  ///     (at least one).
+  ///   - cancellable: cancelled from another thread, it ends a call that waits (and the connect).
   /// - Throws: ``SocketConnectionError``.
   public init(
     host: String, port: Int, security: Security, timeout: Duration, cancellable: Cancellable
