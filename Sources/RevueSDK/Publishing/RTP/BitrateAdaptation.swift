@@ -176,8 +176,9 @@ final class RetransmissionBudget: Sendable {
     var leastPackets: Double
 
     /// GStreamer's jitter buffer (an RTP publication's receivers, Revue's own): it sends its
-    /// first request for a packet four times within the copy window, against random loss.
-    static let rtp = Policy(copyWindow: .milliseconds(200), leastPackets: 1)
+    /// first request for a packet four times within the copy window, against random loss. The
+    /// buckets hold only their half second of the rate (as before the policies).
+    static let rtp = Policy(copyWindow: .milliseconds(200), leastPackets: 0)
 
     /// WebRTC receivers (aiortc; libwebrtc's `NackRequester`): a missing packet is asked for
     /// once, and again in the next requests while it is still missing (aiortc lists every
