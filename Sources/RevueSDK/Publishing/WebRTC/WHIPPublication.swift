@@ -322,7 +322,9 @@ public final class WHIPPublication: Sendable {
           let ssrcs = layers.map { _ in UInt32.random(in: 1..<UInt32.max) }
           videoSSRC = ssrcs[0]
           let chains = try layers.indices.map { index throws(GStreamerError) in
-            var chain = try VideoEncoder(codec, layers[index], scaled: index > 0).chain()
+            var encoder = VideoEncoder(codec, layers[index], scaled: index > 0)
+            encoder.dropsFramesOverBudget = layers.count == 1 && adaptiveBitrate
+            var chain = try encoder.chain()
             chain.last.name = "payloader"
             chain.last.set("ssrc", .uint(UInt(ssrcs[index])))
             if isSimulcast {
