@@ -27,7 +27,7 @@ import Testing
 /// gently, answers aiortc's repeated requests (``RetransmissionBudget/Policy/webRTC``), and VP8
 /// drops a frame rather than overshoot its buffer (``VideoEncoder/dropsFramesOverBudget``).
 ///
-/// Measured on a 2-core machine shared with three other builds (load 0.6–2.8): 14 of 15 runs
+/// Measured on a 2-core machine shared with three other builds (load 0.6–2.8): 17 of 18 runs
 /// passed, 26–32 fps in every judged second, 193–208 kb/s sent; the other had one second at
 /// 22 fps, a packet lost (and retransmitted, no freeze) as gentle growth passed the cap at
 /// 269 kb/s before REMB brought it back. Without VP8's frame dropping,
