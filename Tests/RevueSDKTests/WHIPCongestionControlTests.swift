@@ -6,22 +6,66 @@ import Testing
 @testable import RevueSDK
 
 /// Issue 26: a WHIP publication follows the path as an RTP publication does, from the receiver
-/// reports of a peer no one here wrote. aiortc's endpoint runs in a network namespace of the
-/// test's own, behind a veth pair whose way in is capped at 250 kb/s by `tc tbf` (100 ms of
-/// buffer); the publication's layer is 1.5 Mb/s (VP8, 640×480, the moving scene of
-/// ``CongestionControlTests``) and it starts at 300 kb/s, as libwebrtc does. Its target goes
-/// under the cap within 5 s of the first frame aiortc decodes, and what it sends stays there (the
-/// receiver's REMB and reports), aiortc decoding at least 25 frames a second over the last 6 of 14 s.
+/// reports of a peer no one here wrote, and its receiver keeps 25 fps. aiortc's endpoint runs in
+/// a network namespace of the test's own, behind a veth pair whose way in is capped at 250 kb/s
+/// by `tc tbf` (100 ms of buffer); the publication's layer is 1.5 Mb/s (VP8, 640×480, the moving
+/// scene of ``CongestionControlTests``). Its target is under the cap within 5 s of the first
+/// frame aiortc decodes; aiortc decodes at least 25 frames in every second from the fifth on,
+/// 14 of them (not an average, which hides a freeze); what is sent over them fits the cap. The
+/// curve is printed each second: the target and why, what was sent, the frames decoded, the
+/// keyframes, the NACKed packets that reached the RTX sender, its retransmissions, the requests
+/// refused over the budget, and the packets the pacer held.
 ///
-/// Not met yet (issue 26 asks ≥ 25 fps from 5 s on): the first seconds' loss (the start above
-/// the cap) stalls aiortc for 4–7 s, whose jitter buffer waits for a lost packet until 128 have
-/// come, and asks for a packet again only when another goes missing; the 10 s after
-/// convergence averaged 19–24 fps in the runs of 2026-12-07, the steady state 29–31.
+/// What it took (2026-12-07): before, the first seconds' loss froze aiortc for 4–7 s (the first
+/// 10 s after convergence averaged 19–24 fps): its jitter buffer waits for a lost packet until
+/// 128 have come (4 s at these rates) and asks again only when another goes missing, so one
+/// unanswered request costs the whole wait. Counted: the frames encoded while the connection came
+/// up left at once when it was up (300–650 kb/s in the first second), the start (300 kb/s) was
+/// above the cap, and the retransmission budget refused 65–390 requests a second, aiortc's
+/// repeated lists of what is missing. Now the video is paced (``Pacer``, 2.5 × the target), sends
+/// nothing before the connection and then starts from a keyframe, starts at 200 kb/s and grows
+/// gently, answers aiortc's repeated requests (``RetransmissionBudget/Policy/webRTC``), and VP8
+/// drops a frame rather than overshoot its buffer (``VideoEncoder/dropsFramesOverBudget``).
+///
+/// Measured on a 2-core machine shared with three other builds (load 0.6–2.8): 17 of 18 runs
+/// passed, 26–32 fps in every judged second, 193–208 kb/s sent; the other had one second at
+/// 22 fps, a packet lost (and retransmitted, no freeze) as gentle growth passed the cap at
+/// 269 kb/s before REMB brought it back. Without VP8's frame dropping,
+/// 11 of 16 passed at load 3–5.5 and 6 of 9 at load 0.6–2.8: in each failure a loss burst froze
+/// aiortc 3–4 s, once a retransmission was refused or lost again, after the stream went on
+/// sending 240–360 kb/s for a second once the receiver's estimate (REMB) had cut the target to
+/// 130–205 kb/s (the encoder spending its buffer; the pacer, at 2.5 × the new target, passing it
+/// on above the cap); and once a second at 21 fps with nothing lost. Pacing at 1.5 × the target:
+/// 2 of 5 passed (a cut target made the pacer the bottleneck: 19 fps, then 34, nothing lost).
 @Suite(.tier(.interop), .serialized, .sharedProcess, .timeLimit(.minutes(2))) struct WHIPCongestionControlTests {
   init() { TestEnvironment.prepare() }
 
   /// The cap.
   static let cap = 250_000
+  /// The seconds judged, counted from aiortc's first decoded frame: from the fifth on, 14 of them.
+  static let seconds = 5...18
+
+  /// One second of aiortc's decoding and the publication's state at its end.
+  struct Sample {
+    var second: Int
+    var fps: Int
+    var target: Int?
+    var reason: BitrateChangeReason?
+    var bytes: Int
+    var keyframes: Int
+    var path: (pacerRate: Int?, packetsHeld: Int, requested: Int, retransmitted: Int, refused: Int)
+
+    /// The second as a line of the printed curve, its counts since `previous`.
+    func line(after previous: Sample) -> String {
+      String(
+        format:
+          "%4d s  target %5d kb/s  sent %5d kb/s  %2d fps  %d key  NACKed %3d  RTX %3d  refused %3d  paced %4d  %@",
+        second, (target ?? 0) / 1000, (bytes - previous.bytes) * 8 / 1000, fps, keyframes - previous.keyframes,
+        path.requested - previous.path.requested, path.retransmitted - previous.path.retransmitted,
+        path.refused - previous.path.refused, path.packetsHeld - previous.path.packetsHeld,
+        reason.map { "\($0)" } ?? "-")
+    }
+  }
 
   @Test(.wholeProcess) func aWHIPStreamThroughA250kbpsCapConvergesAndKeepsItsFrameRate() async throws {
     let namespace = try await NetworkNamespace.make()
@@ -49,47 +93,34 @@ import Testing
     }
     #expect(publication.statistics.adaptiveBitrate)
 
-    // Each second of aiortc's decoding (an `fps N second S` line): the frames, and the
-    // publication's target then.
-    var curve: [(second: Int, fps: Int, target: Int?, reason: BitrateChangeReason?, bytes: Int)] = []
-    var converged: Int?
-    var second = 0
-    while second < 40 {
-      second += 1
+    // Each second of aiortc's decoding from its first frame (an `fps N second S` line), and
+    // the publication's state then.
+    var curve: [Sample] = []
+    var last = Sample(second: 0, fps: 0, target: nil, reason: nil, bytes: 0, keyframes: 0, path: publication.sendPath)
+    for second in 1...Self.seconds.upperBound {
       let output = try await endpoint.waitForOutput(containing: "second \(second)\n", within: 3)
       let line = output.split(separator: "\n").last { $0.hasSuffix(" second \(second)") }
-      let fps = line.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
       let statistics = publication.statistics
-      curve.append((second, fps, statistics.targetBitrate, statistics.targetBitrateReason, statistics.bytesSent))
-      if converged == nil, let target = statistics.targetBitrate, target < cap { converged = second }
-      if let converged, second >= converged + 14 { break }
-      if converged == nil, second >= 5 { break }
+      let sample = Sample(
+        second: second, fps: line.flatMap { Int($0.split(separator: " ")[1]) } ?? 0,
+        target: statistics.targetBitrate, reason: statistics.targetBitrateReason, bytes: statistics.bytesSent,
+        keyframes: statistics.keyframes, path: publication.sendPath)
+      curve.append(sample)
+      print(sample.line(after: last))
+      last = sample
     }
-    print("WHIP congestion control, VP8 640x480, 1.5 Mb/s to aiortc through tc tbf 250 kb/s (100 ms):")
-    var previousBytes = 0
-    for sample in curve {
-      print(
-        String(
-          format: "%4d s  target %5d kb/s  sent %5d kb/s  %2d fps  %@", sample.second, (sample.target ?? 0) / 1000,
-          (sample.bytes - previousBytes) * 8 / 1000, sample.fps, sample.reason.map { "\($0)" } ?? "-"))
-      previousBytes = sample.bytes
-    }
-    let convergedSecond = try #require(converged, "the target under the 250 kb/s cap within 5 s: \(curve)")
-    func fps(_ seconds: ArraySlice<Int>) -> Double { Double(seconds.reduce(0, +)) / Double(max(1, seconds.count)) }
-    // From the second after the one it converged in: 10 s, and the last 6 of 14.
-    let after = curve.filter { $0.second > convergedSecond + 1 }.map(\.fps)
-    let (first, last) = (fps(after.prefix(10)), fps(after.suffix(6)))
+    let judged = curve.filter { Self.seconds.contains($0.second) }
+    let before = curve.last { $0.second < Self.seconds.lowerBound }
+    let sent = (judged.last!.bytes - (before?.bytes ?? 0)) * 8 / judged.count
+    let converged = curve.first { ($0.target ?? .max) < cap }?.second
     print(
-      "converged in second \(convergedSecond); \(String(format: "%.1f", first)) fps over the 10 s after,"
-        + " \(String(format: "%.1f", last)) over the last 6 of \(after.count)")
-    #expect(after.count == 13)
-    #expect(last >= 25 / TestEnvironment.timingAllowance, "\(curve)")
-    // What was sent over those 6 s fits the path (the target probes above it now and then, and
-    // the receiver's REMB and reports bring it back).
-    let lastSeconds = curve.suffix(7).map(\.bytes)
-    let sent = (lastSeconds.last! - lastSeconds.first!) * 8 / 6
-    print("sent \(sent / 1000) kb/s over the last 6 s")
-    #expect(sent <= cap, "held under the cap: \(curve)")
+      "under the cap in second \(converged.map { "\($0)" } ?? "never"); from second \(Self.seconds.lowerBound) to"
+        + " \(Self.seconds.upperBound): \(judged.map(\.fps).min()!)-\(judged.map(\.fps).max()!) fps, sent \(sent / 1000) kb/s"
+    )
+    #expect(converged.map { $0 <= 5 } == true, "the target under the 250 kb/s cap within 5 s")
+    let floor = 25 / TestEnvironment.timingAllowance
+    #expect(judged.allSatisfy { Double($0.fps) >= floor }, "every second at least \(floor) fps: \(judged.map(\.fps))")
+    #expect(sent <= cap, "what was sent from second \(Self.seconds.lowerBound) on fits the cap")
     #expect(publication.state == .running)
 
     await publication.stop()

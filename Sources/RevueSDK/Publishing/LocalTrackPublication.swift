@@ -329,12 +329,14 @@ public final class LocalTrackPublication: Sendable {
 
   /// The congestion control of a layer's stream: from its maxBitrate (or `start`) down to where
   /// its frame rate halves and below.
-  static func adaptation(for layer: VideoParameters, start: Int? = nil) -> BitrateAdaptation {
+  static func adaptation(
+    for layer: VideoParameters, start: Int? = nil, retransmissionPolicy: RetransmissionBudget.Policy = .rtp
+  ) -> BitrateAdaptation {
     BitrateAdaptation(
       ceiling: layer.encoding.maxBitrate,
       halvingFloor: BitrateController.halvingFloor(
         width: Int(layer.dimensions.width), height: Int(layer.dimensions.height), fps: layer.encoding.maxFps),
-      start: start)
+      start: start, retransmissionPolicy: retransmissionPolicy)
   }
 
   /// The index of the stream (of ``layers``; 0 for audio) each RTCP receiver report from now

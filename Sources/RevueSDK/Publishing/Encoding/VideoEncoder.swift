@@ -125,6 +125,15 @@ struct VideoEncoder: Sendable, Hashable {
   /// Seconds between two keyframes at most: 2 (a recording's own encoder makes them every
   /// second, so that its 2 s segments start on one).
   var keyframeSeconds = 2
+  /// Whether VP8 drops a frame rather than overshoot its rate-control buffer
+  /// (`dropframe-threshold` 30 %, libwebrtc's `rc_dropframe_thresh`): after a decrease its
+  /// output follows the new target within a frame or two, where libvpx otherwise spent the
+  /// buffer it had for 1–2 s above it. Off by default (an RTP publication keeps every frame);
+  /// a WHIP session's single layer turns it on: through a 250 kb/s cap to aiortc, its stream
+  /// went on sending 240–280 kb/s for a second after the receiver's estimate cut the target to
+  /// 190–205, lost a packet and froze aiortc 3–4 s (3 of 9 runs under 25 fps in some second
+  /// without it, 0 of 8 with it, at the same load, 2026-12-08).
+  var dropsFramesOverBudget = false
 
   /// The encoder of `layer` in `codec`: `factory`, or the software one this machine has.
   init(_ codec: VideoCodec, _ layer: VideoParameters, scaled: Bool, factory: Factory? = nil) {
@@ -168,6 +177,7 @@ struct VideoEncoder: Sendable, Hashable {
         "keyframe-max-dist": keyframeInterval, "lag-in-frames": .int(0), "error-resilient": .flags(["default"]),
         "threads": .int(LocalTrackPublication.vp8Threads(for: layer.dimensions)), "buffer-size": .int(1000),
         "buffer-initial-size": .int(500), "buffer-optimal-size": .int(600), "overshoot": .int(15),
+        "dropframe-threshold": .int(dropsFramesOverBudget ? 30 : 0),
       ]
     case .x264enc:
       return [

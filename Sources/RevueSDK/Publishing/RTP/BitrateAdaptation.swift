@@ -14,6 +14,8 @@ final class BitrateAdaptation: Sendable {
   private let encoder = Mutex<Element?>(nil)
   /// The stream's RTX sender, whose retransmissions the reports' sequence numbers do not count.
   private let retransmitter = Mutex<Element?>(nil)
+  /// The stream's pacer, whose rate follows the target (``Pacer/factor`` times it).
+  private let pacer = Mutex<Pacer?>(nil)
   /// Shared with the probe on the encoder's input (which must not hold the encoder).
   private let frames = FrameHalving()
   /// Shared with the probe on the RTX sender's output.
@@ -22,11 +24,15 @@ final class BitrateAdaptation: Sendable {
   private let origin = ContinuousClock.now
 
   /// A stream of at most `ceiling` bits per second, which starts there (or at `start`); below
-  /// `halvingFloor` (nil: never) every other frame is dropped.
-  init(ceiling: Int, halvingFloor: Int?, start: Int? = nil) {
+  /// `halvingFloor` (nil: never) every other frame is dropped; its retransmissions are kept
+  /// within a budget of `retransmissionPolicy`.
+  init(
+    ceiling: Int, halvingFloor: Int?, start: Int? = nil,
+    retransmissionPolicy: RetransmissionBudget.Policy = .rtp
+  ) {
     let controller = BitrateController(ceiling: ceiling, halvingFloor: halvingFloor, start: start)
     self.controller = Mutex(controller)
-    retransmissions = RetransmissionBudget(target: controller.target)
+    retransmissions = RetransmissionBudget(target: controller.target, policy: retransmissionPolicy)
   }
 
   /// The target now and why it last changed.
@@ -61,6 +67,13 @@ final class BitrateAdaptation: Sendable {
       let sequence = request.get("seqnum", as: UInt.self).flatMap(UInt16.init(exactly:))
       return retransmissions.allows(sequence, at: .now) ? .ok : .drop
     }
+  }
+
+  /// Makes `pacer` the stream's: its rate follows the target from now on.
+  func attach(pacer: Pacer) {
+    let target = controller.withLock { $0.target }
+    pacer.setRate(Int(Double(target) * Pacer.factor))
+    self.pacer.withLock { $0 = pacer }
   }
 
   /// Retransmission requests dropped so far, over the budget.
@@ -110,6 +123,7 @@ final class BitrateAdaptation: Sendable {
   private func apply(_ state: (Int, BitrateChangeReason, Bool, Int)) {
     frames.halved.store(state.2, ordering: .relaxed)
     retransmissions.setTarget(state.0)
+    pacer.withLock { $0 }?.setRate(Int(Double(state.0) * Pacer.factor))
     guard let encoder = encoder.withLock({ $0 }) else { return }
     VideoEncoder.setBitrate(state.3, of: encoder)
     RevueLog.log(
@@ -154,8 +168,31 @@ final class RetransmissionBudget: Sendable {
   /// What a request costs, in bits: the largest packet.
   static let packetBits = Double(RTPSender.mtu * 8)
 
-  /// How long a request for a packet already answered counts as a copy of that request.
-  static let copyWindow = Duration.milliseconds(200)
+  /// How the receivers ask, which the budget follows.
+  struct Policy: Sendable, Hashable {
+    /// How long a request for a packet already answered counts as a copy of that request.
+    var copyWindow: Duration
+    /// The fewest packets the buckets hold, whatever the target.
+    var leastPackets: Double
+
+    /// GStreamer's jitter buffer (an RTP publication's receivers, Revue's own): it sends its
+    /// first request for a packet four times within the copy window, against random loss. The
+    /// buckets hold only their half second of the rate (as before the policies).
+    static let rtp = Policy(copyWindow: .milliseconds(200), leastPackets: 0)
+
+    /// WebRTC receivers (aiortc; libwebrtc's `NackRequester`): a missing packet is asked for
+    /// once, and again in the next requests while it is still missing (aiortc lists every
+    /// missing packet in each request it sends, and sends one only when another goes missing;
+    /// libwebrtc asks again each round trip). A request after 100 ms (a round trip through a
+    /// 100 ms queue) is for a retransmission that was lost, and is answered as a first one; and a
+    /// burst of losses is answered in full up to 16 packets, however low the target: refused,
+    /// one packet that aiortc never got froze its picture for 3–4 s (its jitter buffer waits for
+    /// it until 128 packets have come), where a stream of 160–200 kb/s had a bucket of 4.5
+    /// packets and lost 8 at a time (2026-12-07).
+    static let webRTC = Policy(copyWindow: .milliseconds(100), leastPackets: 16)
+  }
+
+  private let policy: Policy
 
   private struct State {
     var rate: Double
@@ -170,31 +207,34 @@ final class RetransmissionBudget: Sendable {
   }
   private let state: Mutex<State>
 
-  /// A budget for a stream aiming at `target` bits per second, full.
-  init(target: Int) {
+  /// A budget for a stream aiming at `target` bits per second, full, for receivers that ask as
+  /// `policy` says.
+  init(target: Int, policy: Policy = .rtp) {
     let rate = Double(target) * Self.share
-    state = Mutex(State(rate: rate, tokens: rate * Self.burst, copyTokens: rate * Self.burst))
+    self.policy = policy
+    let full = max(rate * Self.burst, policy.leastPackets * Self.packetBits)
+    state = Mutex(State(rate: rate, tokens: full, copyTokens: full))
   }
 
   /// Follows a new target.
   func setTarget(_ target: Int) { state.withLock { $0.rate = Double(target) * Self.share } }
 
   /// Whether a request for packet `sequence` at `now` may be answered; takes its cost if so,
-  /// counts it as refused if not. A copy of a request answered within ``copyWindow`` (receivers
+  /// counts it as refused if not. A copy of a request answered within ``Policy/copyWindow`` (receivers
   /// send their first request several times, against random loss) is answered from the copies'
   /// bucket, and only while the first requests' bucket is more than half full: on a congested
   /// path, where first requests drain it, each copy's retransmission would only add to the queue
   /// (with four copies answered, a stream through a 250 kb/s cap kept 25 fps instead of 29).
   func allows(_ sequence: UInt16?, at now: ContinuousClock.Instant) -> Bool {
     state.withLock { state in
-      let full = state.rate * Self.burst
+      let full = max(state.rate * Self.burst, policy.leastPackets * Self.packetBits)
       if let last = state.last {
         let earned = state.rate * max(0, Double((now - last) / .microseconds(1)) / 1e6)
         state.tokens = min(full, state.tokens + earned)
         state.copyTokens = min(full, state.copyTokens + earned)
       }
       state.last = now
-      state.answered = state.answered.filter { now - $0.value < Self.copyWindow }
+      state.answered = state.answered.filter { now - $0.value < policy.copyWindow }
       if let sequence, state.answered[sequence] != nil {
         guard state.tokens >= full / 2, state.copyTokens >= Self.packetBits else {
           state.refused += 1

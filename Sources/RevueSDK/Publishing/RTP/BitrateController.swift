@@ -229,7 +229,10 @@ struct BitrateController: Sendable {
   /// - Parameter halvingFloor: the target below which the frame rate is halved (nil: never);
   ///   ``halvingFloor(width:height:fps:)`` gives it for a layer.
   /// - Parameter start: the target to start at (nil: the ceiling), kept between the floor and
-  ///   the ceiling.
+  ///   the ceiling. A start below the ceiling is a guess at a path not known yet: growth from it
+  ///   is gentle until the path shows calm, as after a decrease (grown fast from a WHIP
+  ///   publication's start, the target passed a 250 kb/s cap by 1.2–1.7 times within 3 s, and
+  ///   the receiver's estimate cut it back, in 4 of 6 runs on 2026-12-07).
   init(ceiling: Int, halvingFloor: Int? = nil, start: Int? = nil) {
     let ceiling = max(1, ceiling)
     let floor = min(Self.minimumBitrate, ceiling)
@@ -237,7 +240,10 @@ struct BitrateController: Sendable {
     self.floor = floor
     self.halvingFloor = halvingFloor.flatMap { $0 > floor ? $0 : nil }
     target = ceiling
-    if let start, start < ceiling { set(Double(start), .initial) }
+    if let start, start < ceiling {
+      set(Double(start), .initial)
+      gentle = true
+    }
   }
 
   /// The target below which a layer of `width`×`height` at `fps` halves its frame rate:

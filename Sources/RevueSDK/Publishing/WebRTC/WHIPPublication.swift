@@ -135,6 +135,9 @@ public final class WHIPPublication: Sendable {
       let sameOrigin = WHIPExchange.origin(of: resource) == WHIPExchange.origin(of: endpoint)
       session.resource.withLock { $0 = (resource, sameOrigin ? token : nil) }
       layers = try await session.connect(answer: answer, timeout: timeout)
+      // The video starts now, with a keyframe: what was encoded while the connection came up
+      // was dropped, not sent as a burst once it is up.
+      session.pacer?.release(fromKeyframeOf: session.videoEncoder)
       self.resource = resource
       session.watchConnection()
       session.followThePath()
@@ -170,6 +173,20 @@ public final class WHIPPublication: Sendable {
       adaptiveBitrate: target != nil, targetBitrate: target?.target, targetBitrateReason: target?.reason,
       lossRecovery: session.track == nil ? [] : .nack,
       connectionState: { if case .failed = state { "failed" } else { session.webrtc.connectionState } }())
+  }
+
+  /// What the video's send path did, for the tests' curves: the pacer's rate now (nil without
+  /// one) and the packets it held, the retransmission requests that reached the RTX sender
+  /// (those over the retransmission budget do not) and the retransmissions it sent, and the
+  /// requests refused over the budget.
+  var sendPath: (pacerRate: Int?, packetsHeld: Int, requested: Int, retransmitted: Int, refused: Int) {
+    let retransmitter = session.retransmitter
+    let requested = (try? retransmitter?.get("num-rtx-requests", as: UInt.self)).map { Int($0) } ?? 0
+    let retransmitted = (try? retransmitter?.get("num-rtx-packets", as: UInt.self)).map { Int($0) } ?? 0
+    return (
+      session.pacer?.rate, session.pacer?.held.packets ?? 0, requested, retransmitted,
+      session.adaptation?.retransmissionsRefused ?? 0
+    )
   }
 
   /// What the encoders and payloaders made, as an RTP publication counts it.
@@ -239,6 +256,10 @@ public final class WHIPPublication: Sendable {
     private let layers: [VideoParameters]
     /// The simulcast layers, when there are several.
     private let simulcast: SimulcastSender?
+    /// The single video layer's pacer, with congestion control.
+    let pacer: Pacer?
+    /// The full size's encoder; nil without video.
+    let videoEncoder: Element?
     /// Of the simulcast layers, those the answer took, and those on now (the receiver's estimate
     /// pauses the rest: ``SimulcastAllocation``).
     private let simulcastLayers = Mutex<(offered: [Bool], on: [Bool])>(([], []))
@@ -262,6 +283,8 @@ public final class WHIPPublication: Sendable {
       var outputs: [(String, Pad)] = []
       var simulcast: SimulcastSender?
       var adaptation: BitrateAdaptation?
+      var pacer: Pacer?
+      var videoEncoder: Element?
       var videoSSRC: UInt32 = 0
       do {
         webrtc = try WebRTCBin(name: "webrtc")
@@ -291,12 +314,14 @@ public final class WHIPPublication: Sendable {
           // SSRC (aiortc) dropped every one. With simulcast each layer is behind a valve the
           // answer opens (sentLayers(answer:)), the branches meeting in `rtpfunnel` (which hands
           // keyframe requests to the encoder of their SSRC). The offer's caps are the full
-          // size's (its `rtp`).
+          // size's (its `rtp`). A single layer that follows the path ends in a ``Pacer``.
           let isSimulcast = layers.count > 1
           let ssrcs = layers.map { _ in UInt32.random(in: 1..<UInt32.max) }
           videoSSRC = ssrcs[0]
           let chains = try layers.indices.map { index throws(GStreamerError) in
-            var chain = try VideoEncoder(codec, layers[index], scaled: index > 0).chain()
+            var encoder = VideoEncoder(codec, layers[index], scaled: index > 0)
+            encoder.dropsFramesOverBudget = layers.count == 1 && adaptiveBitrate
+            var chain = try encoder.chain()
             chain.last.name = "payloader"
             chain.last.set("ssrc", .uint(UInt(ssrcs[index])))
             if isSimulcast {
@@ -304,7 +329,8 @@ public final class WHIPPublication: Sendable {
             }
             var caps = rtp
             try caps.setField("ssrc", ssrcs[index])
-            return (name: "layer\(index)", chain: chain + [.caps(caps, name: "rtp")])
+            let paced = !isSimulcast && adaptiveBitrate
+            return (name: "layer\(index)", chain: chain + [.caps(caps, name: "rtp")] + (paced ? Pacer.chain : []))
           }
           let branches = try pipeline.addMedia(from: feed, source: SourceFeed.source(), branches: chains)
           guard let output = branches[0].element(named: "rtp")?.staticPad("src") else {
@@ -312,6 +338,7 @@ public final class WHIPPublication: Sendable {
           }
           outputs.append(("video", output))
           let encoder = branches[0].element(named: "encoder")
+          videoEncoder = encoder
           RTPSender.countFrames(leaving: encoder, in: counters)
           let sender: Element
           if isSimulcast {
@@ -335,10 +362,24 @@ public final class WHIPPublication: Sendable {
           } else {
             sender = branches[0]
             if adaptiveBitrate {
-              adaptation = LocalTrackPublication.adaptation(for: layers[0], start: Self.startBitrate)
-              adaptation?.attach(to: encoder)
-              RTPSender.countPackets(through: output, in: videoCounters)
-              output.writeAbsoluteSendTime(id: Self.absoluteSendTimeID)
+              let adapted = LocalTrackPublication.adaptation(
+                for: layers[0], start: Self.startBitrate, retransmissionPolicy: .webRTC)
+              adapted.attach(to: encoder)
+              // The pacer ends the branch; it drops what comes before the connection is up
+              // (released in init). What leaves it is what is sent: counted for the reports, and
+              // stamped with its send time (stamped before it, its waits read as a queue on the
+              // path to the receiver's estimate).
+              guard let identity = branches[0].element(named: "pacer"), let sent = identity.staticPad("src") else {
+                throw GStreamerError.noSuchElement(bin: branches[0].name, name: "pacer")
+              }
+              let paces = Pacer(rate: Self.startBitrate)
+              paces.attach(to: identity)
+              paces.hold()
+              adapted.attach(pacer: paces)
+              pacer = paces
+              RTPSender.countPackets(through: sent, in: videoCounters)
+              sent.writeAbsoluteSendTime(id: Self.absoluteSendTimeID)
+              adaptation = adapted
             }
           }
           let input = try Self.link(sender, into: webrtc, counters: counters)
@@ -369,6 +410,8 @@ public final class WHIPPublication: Sendable {
       }
       payloaderOutputs = outputs
       self.adaptation = adaptation
+      self.pacer = pacer
+      self.videoEncoder = videoEncoder
       self.videoSSRC = videoSSRC
       self.simulcast = simulcast
       layers = video?.1 ?? []
@@ -478,7 +521,7 @@ public final class WHIPPublication: Sendable {
 
     /// The `rtprtxsend` inside `webrtcbin` that answers NACKs with retransmissions: there from
     /// the answer on.
-    private var retransmitter: Element? { webrtc.element.allElements.first { $0.factoryName == "rtprtxsend" } }
+    var retransmitter: Element? { webrtc.element.allElements.first { $0.factoryName == "rtprtxsend" } }
 
     /// The video layers sent now, the full size first.
     var layersSent: [VideoParameters] {
@@ -556,11 +599,16 @@ public final class WHIPPublication: Sendable {
       }
     }
 
-    /// Where a single video layer's congestion control starts (libwebrtc's start bitrate, as
-    /// browsers publish): it climbs from there as the reports allow. Started at a 1.5 Mb/s
-    /// layer's full rate through a 250 kb/s path, aiortc decoded nothing for 4–5 s: its jitter
-    /// buffer waits for each packet the first seconds lost until 128 packets have come.
-    static let startBitrate = 300_000
+    /// Where a single video layer's congestion control starts: it climbs from there as the
+    /// reports allow. Started at a 1.5 Mb/s layer's full rate through a 250 kb/s path, aiortc
+    /// decoded nothing for 4–5 s: its jitter buffer waits for each packet the first seconds
+    /// lost until 128 packets have come (4 s of video at these rates), and asks again for a
+    /// packet only when another goes missing. libwebrtc's 300 kb/s, with the pacer, still lost
+    /// packets through that path in its first two seconds (aiortc's receiver reports come
+    /// every 0.5–1.5 s, its REMB at the first sign of a queue, 186–192 kb/s within the first
+    /// second), retransmissions over the budget were refused, and aiortc froze for 3–4 s in both
+    /// runs measured (2026-12-07); from 200 kb/s it did not (docs/congestion-control.md).
+    static let startBitrate = 200_000
 
     /// The id of the absolute send time header extension in the video's packets.
     static let absoluteSendTimeID = 3
