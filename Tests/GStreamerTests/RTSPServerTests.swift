@@ -37,7 +37,15 @@ extension GStreamerSuite {
         server.stop()
         for (pipeline, _) in clients { pipeline.stop() }
       }
-      #expect(GLibCriticals.count == before, "GLib criticals while stopping")
+      #expect(Self.serverCriticals(after: before).isEmpty, "GLib criticals while stopping")
+    }
+
+    /// The criticals logged after the first `before`, but those of the test's clients:
+    /// `rtspsrc` (GStreamer 1.22) ends its stream with the seqnum of a seek it never made when
+    /// the server closes the connection under it, which GStreamer refuses ("gst_event_set_seqnum:
+    /// assertion 'seqnum != GST_SEQNUM_INVALID' failed"; 2 in one CI run of this test).
+    static func serverCriticals(after before: Int) -> [String] {
+      GLibCriticals.messages(after: before).filter { !$0.contains("gst_event_set_seqnum") }
     }
 
     /// Clients still in their RTSP exchange when the server stops.
@@ -52,7 +60,7 @@ extension GStreamerSuite {
         server.stop()
         for (pipeline, _) in clients { pipeline.stop() }
       }
-      #expect(GLibCriticals.count == before, "GLib criticals while stopping")
+      #expect(Self.serverCriticals(after: before).isEmpty, "GLib criticals while stopping")
     }
 
     @Test func refusedClientsLogNoCritical() throws {
