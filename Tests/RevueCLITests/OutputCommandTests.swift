@@ -116,18 +116,23 @@ import Testing
     #expect(exit.error.contains("audio buffers in MPEG-TS over SRT,"), "\(exit.error)")
   }
 
+  /// `revue stream --test-pattern --audio --size 640x480` to `nginx`'s `live/key`, for 40 s.
+  static func streamTestPattern(to nginx: NginxRTMP) throws -> ChildProcess {
+    try ChildProcess(
+      RevueExecutableTests.executable,
+      [
+        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to",
+        "rtmp://127.0.0.1:\(nginx.port)/live/key", "--duration", "40",
+      ], stopping: Self.stopping)
+  }
+
   /// `revue stream --test-pattern --audio --to rtmp://…` to nginx: it publishes, nginx records
   /// video that ffmpeg decodes, with AAC audio.
   @Test(.tier(.interop)) func streamToRTMP() async throws {
     let nginx = try NginxRTMP()
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     let server = try await nginx.start()
-    let sender = try ChildProcess(
-      RevueExecutableTests.executable,
-      [
-        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to",
-        "rtmp://127.0.0.1:\(nginx.port)/live/key", "--duration", "40",
-      ], stopping: Self.stopping)
+    let sender = try Self.streamTestPattern(to: nginx)
     try await sender.waitForError(containing: "in FLV over RTMP to rtmp://127.0.0.1:\(nginx.port)/live/…", within: 30)
     try await server.waitForError(containing: "publish: name='key'", within: 20)
     // A second of frames, once published: the status line counts them.
@@ -177,12 +182,7 @@ import Testing
     let nginx = try NginxRTMP()
     defer { try? FileManager.default.removeItem(at: nginx.directory) }
     let server = try await nginx.start()
-    let sender = try ChildProcess(
-      RevueExecutableTests.executable,
-      [
-        "stream", "--test-pattern", "--audio", "--size", "640x480", "--to",
-        "rtmp://127.0.0.1:\(nginx.port)/live/key", "--duration", "40",
-      ], stopping: Self.stopping)
+    let sender = try Self.streamTestPattern(to: nginx)
     try await server.waitForError(containing: "publish: name='key'", within: 30)
     let file = nginx.directory.appendingPathComponent("played.flv")
     let played = try await ChildProcess.run(
